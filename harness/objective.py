@@ -13,7 +13,7 @@ from typing import Literal
 from harness.errors import ConfigError, WorkloadError
 from harness.system import MetricSpec
 
-__all__ = ["Objective"]
+__all__ = ["Assessment", "Objective", "assess"]
 
 
 @dataclass(frozen=True)
@@ -66,3 +66,20 @@ class Objective:
 
     def better(self, a: float, b: float) -> bool:
         return a > b if self.direction == "max" else a < b
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What an objective makes of one test's metrics."""
+
+    score: float | None
+    status: str  # a harness.records.Status value
+    message: str = ""
+
+
+def assess(objective: Objective, metrics: Mapping[str, float]) -> Assessment:
+    """Score ``metrics`` under ``objective``; a missing/non-finite metric is a FAILED test."""
+    try:
+        return Assessment(objective.score(metrics), "SUCCEEDED")
+    except WorkloadError as exc:
+        return Assessment(None, "FAILED", str(exc))
