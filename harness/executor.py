@@ -128,7 +128,7 @@ class LocalExecutor(Executor):
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             stdout, stderr = proc.communicate()
-            raise CommandTimeout(f"on {self.host}: `{shlex.join(argv)}` exceeded {timeout_s:.0f}s "
+            raise CommandTimeout(f"on {self.host}: `{shlex.join(argv)}` exceeded {timeout_s:g}s "
                                  "and was killed", stdout, stderr) from None
         except BaseException:  # Ctrl-C: never leave the child running
             _kill_group(proc)
