@@ -42,7 +42,9 @@ def run_test(system: System, workload: Workload, objective: Objective, config: C
         system.reset()
         system.apply(config)
         system.start(start_timeout_s)
+        run_started = time.perf_counter()
         runs = [workload.run(system, timeout_s) for _ in range(repeats)]
+        extra["run_s"] = (time.perf_counter() - run_started) / repeats
         metrics = aggregate(runs)
         if repeats > 1:
             extra["runs"] = runs

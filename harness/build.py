@@ -1,0 +1,183 @@
+"""Turn a composed Hydra config into a ready :class:`~harness.session.Session`.
+
+Everything that can be wrong with the input (unknown workload, a knob pin out of range, a bad
+objective, an unwritable results folder, an unreachable tracking store) fails here, before the
+first test, with a one-line :class:`~harness.errors.HarnessError`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from harness import tracking_keys as keys
+from harness.errors import ConfigError, HarnessError
+from harness.objective import Objective
+from harness.session import Session, SessionOptions
+from harness.space import Config
+from harness.store import SampleStore
+from harness.system import System, Workload
+from harness.tracking import make_tracker
+
+__all__ = ["build_session", "load_resumed_config", "make_objective"]
+
+
+def _instantiate(node: Any, what: str) -> Any:
+    try:
+        return instantiate(node)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        if isinstance(cause, HarnessError):
+            raise cause from None
+        detail = str(cause or exc).splitlines()[0] if str(cause or exc) else type(cause).__name__
+        raise ConfigError(f"cannot build the {what}: {detail}") from None
+
+
+def make_workload(cfg: DictConfig, system_name: str) -> Workload:
+    """The system's driver for the chosen workload, with command-line overrides applied."""
+    name = cfg.workload.name or cfg.system.default_workload
+    available = list(cfg.system.workloads)
+    if name not in available:
+        raise ConfigError(f"system {system_name!r} has no workload {name!r}; it offers: "
+                          f"{', '.join(available)} (e.g. workload={available[0]})")
+    node = OmegaConf.to_container(cfg.system.workloads[name], resolve=True)
+    assert isinstance(node, dict)
+    if cfg.workload.duration_s is not None:
+        if cfg.workload.duration_s <= 0:
+            raise ConfigError(f"workload.duration_s must be positive, got {cfg.workload.duration_s}")
+        node["duration_s"] = cfg.workload.duration_s
+    workload = _instantiate(node, f"workload {name!r}")
+    workload.name = name
+    return workload  # type: ignore[no-any-return]
+
+
+def make_objective(cfg: DictConfig, workload: Workload, constants: dict[str, float]) -> Any:
+    """The session's objective: one metric, or a utility/constraints (harness.utility)."""
+    spec = OmegaConf.to_container(cfg.objective, resolve=True)
+    assert isinstance(spec, dict)
+    if spec.get("utility") or spec.get("weights") or spec.get("constraints"):
+        from harness.utility import build_objective
+
+        return build_objective(spec, workload.metrics, constants)
+    return Objective.for_workload(workload.metrics, spec.get("metric"), spec.get("direction"))
+
+
+def _pins_and_ranges(cfg: DictConfig, system: System) -> Config:
+    ranges = OmegaConf.to_container(cfg.system.ranges, resolve=True)
+    if ranges:
+        assert isinstance(ranges, dict)
+        system.space = system.space.with_overrides(ranges)
+    fixed = OmegaConf.to_container(cfg.system.fixed, resolve=True)
+    assert isinstance(fixed, dict)
+    return system.space.validate(fixed, partial=True)
+
+
+def _git_revision() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=5, cwd=Path(__file__).parent, check=False)
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _results_dir(cfg: DictConfig) -> Path:
+    folder = Path(cfg.results_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"results folder {folder} is not writable ({exc.strerror}); "
+                          "set results_dir=<a writable folder>") from None
+    return folder
+
+
+def load_resumed_config(resume: str) -> DictConfig:
+    """The stored config of the session in folder ``resume``."""
+    store = SampleStore(resume)
+    meta = store.read_meta()
+    cfg = OmegaConf.create(meta["config"])
+    assert isinstance(cfg, DictConfig)
+    return cfg
+
+
+def build_session(cfg: DictConfig, budget_override: int | None = None) -> Session:
+    """Validate ``cfg`` completely and assemble a session (new, or resumed if ``cfg.resume``)."""
+    resume_dir = cfg.get("resume")
+    if resume_dir:
+        cfg = load_resumed_config(resume_dir)
+        if budget_override is not None:
+            cfg.budget = budget_override
+    options = SessionOptions(
+        budget=int(cfg.budget), seed=int(cfg.seed), repeats=int(cfg.repeats),
+        timeout_factor=cfg.session.timeout_factor, min_timeout_s=cfg.session.min_timeout_s,
+        first_timeout_s=cfg.session.first_timeout_s,
+        start_timeout_s=cfg.session.start_timeout_s,
+        max_consecutive_crashes=cfg.session.max_consecutive_crashes,
+        default_every=cfg.session.default_every, progress=cfg.session.progress)
+    results = _results_dir(cfg)
+    system: System = _instantiate(cfg.system.adapter, f"system {cfg.system.name!r}")
+    system.name = cfg.system.name
+    fixed = _pins_and_ranges(cfg, system)
+    workload = make_workload(cfg, cfg.system.name)
+    from harness.machine import Machine
+
+    objective = make_objective(cfg, workload, {"cores": float(Machine.detect().cores)})
+    tuner_factory = _instantiate(cfg.tuner, "tuner")
+    if not isinstance(tuner_factory, partial):
+        raise ConfigError("tuner configs need `_partial_: true` (the session passes space, "
+                          "seed and budget)")
+    tuner_name = getattr(tuner_factory.func, "name", tuner_factory.func.__name__)
+    tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri))
+
+    if resume_dir:
+        store = SampleStore(resume_dir)
+        session_id = store.read_meta()["session_id"]
+        if budget_override is not None:
+            store.update_meta(config=OmegaConf.to_container(cfg, resolve=False))
+    else:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        session_id = cfg.session.name or (f"{cfg.system.name}-{workload.name}-{tuner_name}-"
+                                          f"s{cfg.seed}-{stamp}-{secrets.token_hex(2)}")
+        store = SampleStore(results / "sessions" / session_id)
+        experiment = cfg.tracking.experiment or f"{cfg.system.name}/{workload.name}"
+        tags = {keys.TAG_SYSTEM: cfg.system.name, keys.TAG_WORKLOAD: workload.name,
+                keys.TAG_TUNER: tuner_name, keys.TAG_SEED: str(cfg.seed),
+                keys.TAG_GIT: _git_revision(), keys.TAG_SESSION_ID: session_id,
+                keys.TAG_SESSION_DIR: str(store.directory.resolve()),
+                keys.TAG_OBJECTIVE: objective.metric, keys.TAG_DIRECTION: objective.direction,
+                keys.TAG_SYSTEM_KIND: system.kind,
+                **{f"harness.system.{k}": str(v) for k, v in system.describe().items()}}
+        container = OmegaConf.to_container(cfg, resolve=True)
+        assert isinstance(container, dict)
+        params = _flatten(container)
+        store.create({"session_id": session_id, "created": time.time(),
+                      "config": OmegaConf.to_container(cfg, resolve=False),
+                      "experiment": experiment, "tags": tags, "params": params,
+                      "artifact_root": str((results / "mlartifacts").resolve())})
+    workdir = results / "work" / session_id
+    return Session(session_id=session_id, store=store, tuner_factory=tuner_factory,
+                   system=system, workload=workload, objective=objective, tracker=tracker,
+                   options=options, fixed=fixed, workdir=workdir)
+
+
+def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat

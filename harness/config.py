@@ -1,0 +1,110 @@
+"""Structured config schemas (Hydra ConfigStore) so a typo fails at compose time.
+
+The groups ``tuner/``, ``system/`` and ``workload/`` hold YAML in ``conf/``; this module types
+the top level and the group nodes. Tuner nodes stay open (each tuner has its own parameters,
+and Hydra's struct mode still rejects unknown keys on the command line).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+__all__ = ["HarnessConfig", "register_configs"]
+
+
+@dataclass
+class SystemConf:
+    """A system under tune: its adapter, its workload drivers, and knob pins/ranges."""
+
+    name: str = "???"
+    adapter: Any = "???"
+    workloads: dict[str, Any] = field(default_factory=dict)
+    default_workload: str = "???"
+    #: Pin knobs to values (removed from the tuned space), e.g. +system.fixed.page_size=4096
+    fixed: dict[str, Any] = field(default_factory=dict)
+    #: Narrow ranges or change defaults, e.g. +system.ranges.cache_size.max=4096
+    ranges: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+
+@dataclass
+class WorkloadConf:
+    """Which of the system's workloads to run; ``null`` fields keep the driver's defaults."""
+
+    name: str | None = None
+    duration_s: float | None = None
+
+
+@dataclass
+class ObjectiveConf:
+    """What to optimise: one metric, or a utility over several with constraints."""
+
+    metric: str | None = None
+    direction: str | None = None
+    utility: str | None = None
+    weights: dict[str, float] = field(default_factory=dict)
+    constraints: list[str] = field(default_factory=list)
+    constraint_mode: str = "infeasible"
+    penalty: float = 0.0
+
+
+@dataclass
+class TrackingConf:
+    """MLflow tracking (``tracking=none`` turns it off)."""
+
+    enabled: bool = True
+    uri: str = "sqlite:///results/mlflow.db"
+    experiment: str | None = None
+
+
+@dataclass
+class SessionConf:
+    """Per-session behaviour: naming, resuming, timeouts, crash policy, noise handling."""
+
+    name: str | None = None
+    timeout_factor: float = 1.9
+    min_timeout_s: float = 10.0
+    first_timeout_s: float = 600.0
+    start_timeout_s: float = 120.0
+    max_consecutive_crashes: int = 5
+    default_every: int = 0
+    progress: bool = True
+    keep_workdir: bool = False
+
+
+@dataclass
+class DatasetConf:
+    """A user's own recorded samples, for ``system=dataset``."""
+
+    path: str | None = None
+    target: str | None = None
+    direction: str = "max"
+
+
+@dataclass
+class HarnessConfig:
+    """The top level of ``python -m harness``."""
+
+    tuner: Any = "???"
+    system: SystemConf = field(default_factory=SystemConf)
+    workload: WorkloadConf = field(default_factory=WorkloadConf)
+    objective: ObjectiveConf = field(default_factory=ObjectiveConf)
+    tracking: TrackingConf = field(default_factory=TrackingConf)
+    session: SessionConf = field(default_factory=SessionConf)
+    dataset: DatasetConf = field(default_factory=DatasetConf)
+    budget: int = 100
+    seed: int = 0
+    repeats: int = 1
+    results_dir: str = "results"
+    #: A session folder to continue (its stored config is used; budget may be raised).
+    resume: str | None = None
+
+
+def register_configs() -> None:
+    """Register the schema; ``conf/config.yaml`` lists ``base_config`` first in its defaults,
+    so every group option is validated against its typed node at compose time."""
+    store = ConfigStore.instance()
+    store.store(name="base_config", node=HarnessConfig)

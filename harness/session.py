@@ -1,0 +1,341 @@
+"""A tuning session: the loop of :mod:`harness.loop` made durable, tracked and resumable.
+
+Per test: ask the tuner → run the test (reset, apply, start, workload × repeats) → append to the
+store (fsync) → log to MLflow → tell the tuner. A resumed session rebuilds the tuner from its
+seed and replays the stored observations through the same ask/tell sequence, so no finished
+test runs twice and the tuner ends in the state it would have had.
+
+Timeouts follow BestConfig: after the default configuration (trial 0) has been measured, a
+workload run is killed at ``timeout_factor`` × the default's run time (at least
+``min_timeout_s``). Failed tests count against the budget and reach the tuner with status and
+no score (see :meth:`harness.tuner.Tuner.scores` for how tuners score them).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import tracking_keys as keys
+from harness.errors import HarnessError, SessionAborted
+from harness.loop import run_test
+from harness.objective import Objective
+from harness.records import Observation, Status
+from harness.space import Config
+from harness.store import SampleStore
+from harness.system import System, Workload
+from harness.tracking import Tracker
+from harness.tuner import Tuner
+
+__all__ = ["Session", "SessionOptions", "SessionResult"]
+
+log = logging.getLogger(__name__)
+
+TunerFactory = Callable[..., Tuner]
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """How a session runs its tests (all validated before the first test)."""
+
+    budget: int = 100
+    seed: int = 0
+    repeats: int = 1
+    timeout_factor: float = 1.9
+    min_timeout_s: float = 10.0
+    first_timeout_s: float = 600.0
+    start_timeout_s: float = 120.0
+    max_consecutive_crashes: int = 5
+    default_every: int = 0
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        from harness.errors import ConfigError
+
+        if self.budget < 1:
+            raise ConfigError(f"budget must be at least 1 test, got {self.budget}; e.g. budget=50")
+        if self.repeats < 1:
+            raise ConfigError(f"repeats must be at least 1, got {self.repeats}; e.g. repeats=3")
+        if self.timeout_factor <= 1.0:
+            raise ConfigError(f"session.timeout_factor must exceed 1, got {self.timeout_factor}")
+        if self.max_consecutive_crashes < 1:
+            raise ConfigError("session.max_consecutive_crashes must be at least 1")
+        if self.default_every < 0:
+            raise ConfigError("session.default_every must be 0 (off) or a number of tests")
+
+
+@dataclass
+class SessionResult:
+    """What a session measured, for the summary and for callers."""
+
+    session_id: str
+    directory: Path
+    objective: Objective
+    observations: list[Observation]
+    references: list[Observation]
+    status: str  # FINISHED | ABORTED | INTERRUPTED
+    tracking: str
+    csv_path: Path | None = None
+    message: str = ""
+    tuner_seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def default(self) -> Observation | None:
+        return self.observations[0] if self.observations else None
+
+    @property
+    def best(self) -> Observation | None:
+        ok = [o for o in self.observations if o.ok]
+        return max(ok, key=lambda o: (o.score, -o.trial)) if ok else None
+
+    def value(self, obs: Observation | None) -> float | None:
+        if obs is None or not obs.ok:
+            return None
+        return self.objective.value(obs.metrics)
+
+    def improvement(self) -> float | None:
+        best, default = self.value(self.best), self.value(self.default)
+        if best is None or default is None:
+            return None
+        return self.objective.improvement(best, default)
+
+    def nearest_default(self) -> Observation | None:
+        """The default measurement nearest in time to the best test (noise-aware baseline)."""
+        best = self.best
+        candidates = [o for o in [self.default, *self.references] if o is not None and o.ok]
+        if best is None or not candidates:
+            return None
+        return min(candidates, key=lambda o: abs(int(o.extra.get("after_trial", o.trial))
+                                                  - best.trial))
+
+    def improvement_vs_nearest(self) -> float | None:
+        best, near = self.value(self.best), self.value(self.nearest_default())
+        if best is None or near is None:
+            return None
+        return self.objective.improvement(best, near)
+
+
+class Session:
+    """Runs (or resumes) one tuning session against one system and workload."""
+
+    def __init__(self, *, session_id: str, store: SampleStore, tuner_factory: TunerFactory,
+                 system: System, workload: Workload, objective: Objective, tracker: Tracker,
+                 options: SessionOptions, fixed: Config | None = None,
+                 workdir: Path | None = None) -> None:
+        self.session_id = session_id
+        self.store = store
+        self.tuner_factory = tuner_factory
+        self.system = system
+        self.workload = workload
+        self.objective = objective
+        self.tracker = tracker
+        self.options = options
+        self.fixed = dict(fixed or {})
+        self.workdir = workdir or store.directory / "work"
+        self.tuner: Tuner | None = None
+        self._crashes = 0
+        self._default_run_s: float | None = None
+        self._best_value: float | None = None
+        self._best_score: float | None = None
+
+    # -- public ---------------------------------------------------------------------------
+    def run(self, on_progress: Callable[[Observation, float | None], None] | None = None
+            ) -> SessionResult:
+        """Run until the budget is spent; resumes from the store if it holds tests."""
+        stored = self.store.load()
+        references = self.store.load(reference=True)
+        if len(stored) > self.options.budget:
+            raise SessionAborted(f"the store holds {len(stored)} tests, more than budget="
+                                 f"{self.options.budget}")
+        self.tuner = self.tuner_factory(space=self.system.space if not self.fixed else
+                                        self._tuned_space(), seed=self.options.seed,
+                                        budget=self.options.budget)
+        logged = self._open_tracking(stored)
+        observations: list[Observation] = []
+        status, message = "FINISHED", ""
+        try:
+            if len(stored) < self.options.budget:
+                self.system.setup(self.workdir, self.workload)
+            with _sigterm_as_interrupt():
+                self._loop(stored, observations, references, logged, on_progress)
+        except KeyboardInterrupt:
+            status = "INTERRUPTED"
+            message = (f"interrupted after {len(observations)}/{self.options.budget} tests; "
+                       f"resume with: python -m harness resume={self.store.directory}")
+        except SessionAborted as exc:
+            status, message = "ABORTED", str(exc)
+        finally:
+            try:
+                self.system.teardown()
+            except HarnessError as exc:
+                log.warning("teardown of %s failed: %s", self.system.name, exc)
+        result = SessionResult(self.session_id, self.store.directory, self.objective,
+                               observations, references, status, self.tracker.where(),
+                               message=message, tuner_seconds=self.tuner.compute_seconds)
+        self._finish(result)
+        return result
+
+    # -- the loop -------------------------------------------------------------------------
+    def _loop(self, stored: list[Observation], observations: list[Observation],
+              references: list[Observation], logged: set[int],
+              on_progress: Callable[[Observation, float | None], None] | None) -> None:
+        assert self.tuner is not None
+        budget = self.options.budget
+        while len(observations) < budget:
+            batch = self.tuner.ask(min(self.tuner.preferred_batch, budget - len(observations)))
+            told: list[Observation] = []
+            for config in batch:
+                trial = len(observations)
+                if trial < len(stored):
+                    obs = stored[trial]  # replay: never rerun a finished test
+                    if trial not in logged:
+                        self.tracker.log_test(obs, self._objective_value(obs))
+                else:
+                    self._maybe_remeasure_default(trial, references)
+                    obs = self._run_one(config, trial)
+                    self.store.append(obs)
+                    self.tracker.log_test(obs, self._objective_value(obs))
+                observations.append(obs)
+                told.append(obs)
+                self._track_best(obs)
+                if on_progress:
+                    on_progress(obs, self._best_value)
+                self._check_crashes(obs)
+            step_from = len(self.tuner.compute_log)
+            self.tuner.tell(told)
+            for record in self.tuner.compute_log[max(step_from - 2, 0):]:
+                self.tracker.log_step(record.step, {keys.METRIC_TUNER_SECONDS: record.seconds})
+
+    def _run_one(self, config: Config, trial: int) -> Observation:
+        full = {**config, **self.fixed}
+        obs = run_test(self.system, self.workload, self.objective, full, trial,
+                       repeats=self.options.repeats, timeout_s=self._timeout(),
+                       start_timeout_s=self.options.start_timeout_s, is_default=trial == 0)
+        if trial == 0 and obs.ok:
+            self._default_run_s = float(obs.extra.get("run_s", obs.duration_s))
+        if obs.status is not Status.SUCCEEDED:
+            log.info("trial %d: %s %s", trial, obs.status.value, obs.message)
+        return obs
+
+    def _timeout(self) -> float:
+        if self._default_run_s is None:
+            return self.options.first_timeout_s
+        return max(self.options.timeout_factor * self._default_run_s, self.options.min_timeout_s)
+
+    def _maybe_remeasure_default(self, trial: int, references: list[Observation]) -> None:
+        every = self.options.default_every
+        if not every or trial == 0 or trial % every:
+            return
+        if any(int(r.extra.get("after_trial", -1)) == trial for r in references):
+            return  # measured before an interruption
+        ref = run_test(self.system, self.workload, self.objective,
+                       {**self.system.space.default(), **self.fixed}, trial,
+                       repeats=self.options.repeats, timeout_s=self._timeout(),
+                       start_timeout_s=self.options.start_timeout_s, is_default=True)
+        ref = Observation(**{**ref.__dict__, "extra": {**ref.extra, "after_trial": trial}})
+        self.store.append(ref, reference=True)
+        references.append(ref)
+        value = self._objective_value(ref)
+        if value is not None:
+            self.tracker.log_step(trial, {keys.METRIC_DEFAULT: value})
+
+    def _check_crashes(self, obs: Observation) -> None:
+        if obs.status is Status.CRASHED and obs.trial == 0:
+            raise SessionAborted(f"the default configuration did not start ({obs.message}); "
+                                 f"check the {self.system.name} setup before tuning")
+        self._crashes = self._crashes + 1 if obs.status is Status.CRASHED else 0
+        if self._crashes >= self.options.max_consecutive_crashes:
+            raise SessionAborted(
+                f"{self._crashes} consecutive tests crashed {self.system.name} (last: "
+                f"{obs.message}); the knob ranges may exceed what this machine allows: narrow "
+                "them (+system.ranges.<knob>.max=...) or raise session.max_consecutive_crashes")
+
+    def _track_best(self, obs: Observation) -> None:
+        if obs.ok and (self._best_score is None or obs.score > self._best_score):  # type: ignore[operator]
+            self._best_score = obs.score
+            self._best_value = self._objective_value(obs)
+        if self._best_value is not None:
+            self.tracker.log_step(obs.trial, {keys.METRIC_BEST_SO_FAR: self._best_value})
+
+    def _objective_value(self, obs: Observation) -> float | None:
+        return self.objective.value(obs.metrics) if obs.ok else None
+
+    def _tuned_space(self) -> Any:
+        free = [name for name in self.system.space.names if name not in self.fixed]
+        return self.system.space.subspace(free)
+
+    # -- tracking and the end ---------------------------------------------------------------
+    def _open_tracking(self, stored: list[Observation]) -> set[int]:
+        meta = self.store.read_meta()
+        run_id = meta.get("mlflow_run_id")
+        if run_id:
+            return self.tracker.resume_session(run_id)
+        run_id = self.tracker.start_session(
+            experiment=meta["experiment"], run_name=self.session_id,
+            params=meta.get("params", {}), tags=meta.get("tags", {}),
+            artifact_root=Path(meta.get("artifact_root", self.store.directory / "mlartifacts")))
+        if run_id:
+            self.store.update_meta(mlflow_run_id=run_id)
+        return set()
+
+    def _finish(self, result: SessionResult) -> None:
+        result.csv_path = self.store.export_csv(result.observations)
+        artifacts: dict[str, Path] = {keys.ARTIFACT_SAMPLES: result.csv_path}
+        if self.tuner is not None and hasattr(self.tuner, "save_artifacts"):
+            folder = self.store.directory / "artifacts"
+            try:
+                folder.mkdir(exist_ok=True)
+                self.tuner.save_artifacts(folder)
+                artifacts[keys.ARTIFACT_TUNER] = folder
+            except Exception as exc:  # noqa: BLE001 - artifacts must never lose the session
+                log.warning("could not save the tuner's artifacts: %s", exc)
+        crashed = [o for o in result.observations if o.extra.get("log_tail")]
+        if crashed:
+            logs = self.store.directory / "crash_logs.txt"
+            logs.write_text("\n\n".join(f"== trial {o.trial}: {o.message}\n{o.extra['log_tail']}"
+                                        for o in crashed))
+            artifacts[keys.ARTIFACT_LOGS] = logs
+        metrics: dict[str, float] = {
+            keys.METRIC_TESTS: len(result.observations),
+            keys.METRIC_FAILED_TESTS: sum(not o.ok for o in result.observations),
+            keys.METRIC_TUNER_TOTAL: result.tuner_seconds,
+        }
+        for key, value in ((keys.METRIC_DEFAULT, result.value(result.default)),
+                           (keys.METRIC_BEST, result.value(result.best)),
+                           (keys.METRIC_IMPROVEMENT, result.improvement()),
+                           (keys.METRIC_IMPROVEMENT_NEAREST, result.improvement_vs_nearest())):
+            if value is not None:
+                metrics[key] = value
+        best = result.best
+        params = {f"{keys.PREFIX_CONFIG}{k}": v for k, v in best.config.items()} if best else {}
+        self.store.update_meta(status=result.status, finished=time.time(),
+                               tests=len(result.observations))
+        try:
+            self.tracker.finish(result.status, metrics, params, artifacts)
+        except Exception as exc:  # noqa: BLE001 - tracking must never lose the session
+            log.warning("could not finish the MLflow run: %s", exc)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C so the system is stopped and the store closed cleanly."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
