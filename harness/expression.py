@@ -39,14 +39,14 @@ from typing import Any, Literal
 from harness.errors import ConfigError, HarnessError
 
 __all__ = [
+    "MAX_EXPONENT",
+    "MAX_LENGTH",
+    "MAX_MAGNITUDE",
+    "MAX_NODES",
+    "EvaluationError",
     "Expression",
     "ExpressionError",
-    "EvaluationError",
     "parse",
-    "MAX_LENGTH",
-    "MAX_NODES",
-    "MAX_EXPONENT",
-    "MAX_MAGNITUDE",
 ]
 
 MAX_LENGTH = 500  # characters; a utility is a formula, not a program
@@ -81,6 +81,11 @@ _COMPARE: dict[type[ast.cmpop], tuple[str, Callable[[float, float], bool]]] = {
     ast.GtE: (">=", operator.ge),
     ast.Eq: ("==", operator.eq),
     ast.NotEq: ("!=", operator.ne),
+}
+
+_BITWISE: dict[type[ast.operator], str] = {
+    ast.BitXor: "^", ast.BitOr: "|", ast.BitAnd: "&", ast.LShift: "<<", ast.RShift: ">>",
+    ast.MatMult: "@",
 }
 
 
@@ -178,7 +183,7 @@ def parse(text: str, metrics: Collection[str], constants: Mapping[str, float] | 
     def fail(problem: str, col: int | None = None) -> ExpressionError:
         where = f" at column {col}" if col is not None else ""
         shown = text if len(text) <= 80 else text[:77] + "..."
-        return ExpressionError(f"{what}: {problem}{where} in {shown!r}")
+        return ExpressionError(f"{what} {shown!r}{where}: {problem}")
 
     if not text:
         raise fail("empty expression")
@@ -187,7 +192,8 @@ def parse(text: str, metrics: Collection[str], constants: Mapping[str, float] | 
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError as exc:
-        raise fail(f"invalid syntax ({exc.msg})", exc.offset) from None
+        detail = "" if exc.msg == "invalid syntax" else f" ({exc.msg})"
+        raise fail(f"invalid syntax{detail}", exc.offset) from None
     except (RecursionError, MemoryError):
         raise fail("expression is too deeply nested") from None
     except ValueError as exc:  # e.g. a NUL byte
@@ -236,7 +242,9 @@ class _Checker:
         if isinstance(node, ast.BinOp):
             op = type(node.op)
             if op not in _BINARY:
-                raise self.fail(f"operator {type(node.op).__name__} is not allowed", col)
+                symbol = _BITWISE.get(op, op.__name__)
+                hint = " (use ** for powers)" if op is ast.BitXor else ""
+                raise self.fail(f"operator {symbol} is not allowed{hint}", col)
             self.number(node.left, "left operand")
             self.number(node.right, "right operand")
             if op is ast.Pow:
@@ -251,9 +259,9 @@ class _Checker:
                 return "num"
             raise self.fail("bitwise operators are not allowed", col)
         if isinstance(node, ast.Compare):
-            for op in node.ops:
-                if type(op) not in _COMPARE:
-                    raise self.fail(f"comparison {type(op).__name__} is not allowed "
+            for cmp in node.ops:
+                if type(cmp) not in _COMPARE:
+                    raise self.fail(f"comparison {type(cmp).__name__} is not allowed "
                                     "(use < <= > >= == !=)", col)
             for operand in (node.left, *node.comparators):
                 self.number(operand, "compared value")
@@ -329,7 +337,7 @@ class _Evaluator:
 
     def eval(self, node: ast.expr) -> Any:
         if isinstance(node, ast.Constant):
-            return float(node.value)
+            return float(node.value)  # type: ignore[arg-type]  # the checker allows numbers only
         if isinstance(node, ast.Name):
             return self.name(node.id)
         if isinstance(node, ast.BinOp):
@@ -383,8 +391,10 @@ class _Evaluator:
         except (OverflowError, ValueError) as exc:
             raise EvaluationError(f"{what} failed ({exc}) in {self.text!r}") from None
         # A negative base with a fractional exponent yields a complex number in Python.
-        if isinstance(result, complex) or not math.isfinite(result) or \
-                abs(result) > MAX_MAGNITUDE:
+        if isinstance(result, complex):
+            raise EvaluationError(f"{what} is not a real number (negative base with a "
+                                  f"fractional exponent) in {self.text!r}")
+        if not math.isfinite(result) or abs(result) > MAX_MAGNITUDE:
             raise EvaluationError(f"{what} gave {result} (beyond ±{MAX_MAGNITUDE:g}) in "
                                   f"{self.text!r}")
         return float(result)
