@@ -33,7 +33,7 @@ from harness.errors import ConfigError
 from harness.space import Config, Knob, Space
 from systems.dataset.tables import Table
 
-__all__ = ["Dataset", "build_dataset", "bestconf_name", "BOOKKEEPING"]
+__all__ = ["BOOKKEEPING", "Dataset", "bestconf_name", "build_dataset"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,8 @@ class Dataset:
     default_source: str
     columns: dict[str, str]  # knob name -> source column
     notes: list[str] = field(default_factory=list)
+    #: Statuses of failed rows when the table has a ``status`` column (e.g. CRASHED: 3).
+    failure_statuses: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_ok(self) -> int:
@@ -133,8 +135,8 @@ def _infer_knob(name: str, column: str, cells: list[str | None], table: Table, u
         return None
     lowered = {t.lower() for t in texts}
     if lowered <= set(_TRUE + _FALSE):
-        default = Counter(t.lower() in _TRUE for t in texts).most_common(1)[0][0]
-        return Knob(name, "bool", default=default, unit=unit)
+        flag = Counter(t.lower() in _TRUE for t in texts).most_common(1)[0][0]
+        return Knob(name, "bool", default=flag, unit=unit)
     numbers = [_number(t) for t in texts]
     n_numeric = sum(v is not None for v in numbers)
     if n_numeric == len(numbers):
@@ -143,10 +145,10 @@ def _infer_knob(name: str, column: str, cells: list[str | None], table: Table, u
         if low == high:
             return None
         whole = bool(np.all(values == np.round(values)))
-        kind = "int" if whole else "float"
         median = float(np.median(values))
-        default = int(round(median)) if whole else median
-        return Knob(name, kind, default=default, low=low, high=high, unit=unit)
+        if whole:
+            return Knob(name, "int", default=round(median), low=low, high=high, unit=unit)
+        return Knob(name, "float", default=median, low=low, high=high, unit=unit)
     if column in table.nominal or n_numeric * 2 < len(numbers):
         distinct = sorted(set(texts))
         if len(distinct) > max_enum:
@@ -225,9 +227,16 @@ def build_dataset(table: Table, target: str | None, *, exclude: Sequence[str] = 
     if default_index is not None:
         knobs = [_with_default(k, configs[default_index][k.name]) for k in knobs]
     space = Space(tuple(knobs))
+    statuses: Counter[str] = Counter()
+    if "status" in table.columns:
+        statuses.update((c or "").strip().upper() for c, bad in
+                        zip(table.column("status"), failed, strict=True) if bad)
+        statuses.pop("SUCCEEDED", None)
+        statuses.pop("INFEASIBLE", None)
     return Dataset(space=space, configs=configs, points=space.encode_many(configs),
                    values=values, failed=failed, target=target_col,
-                   default_source=default_source, columns=columns, notes=notes)
+                   default_source=default_source, columns=columns, notes=notes,
+                   failure_statuses=dict(statuses))
 
 
 def _with_default(knob: Knob, value: bool | int | float | str) -> Knob:

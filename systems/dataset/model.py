@@ -37,8 +37,15 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.metrics import balanced_accuracy_score, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold
 
-__all__ = ["ModelSettings", "Fidelity", "SurrogateModel", "fidelity_scores", "cross_validate",
-           "load_or_fit", "cache_key"]
+__all__ = [
+    "Fidelity",
+    "ModelSettings",
+    "SurrogateModel",
+    "cache_key",
+    "cross_validate",
+    "fidelity_scores",
+    "load_or_fit",
+]
 
 log = logging.getLogger(__name__)
 
@@ -238,9 +245,9 @@ def load_or_fit(points: np.ndarray, values: np.ndarray, failed: np.ndarray,
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Write then rename, so parallel sessions never read a half-written file.
-            with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as fh:
-                pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(fh.name, path)
+            with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as out:
+                pickle.dump(model, out, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(out.name, path)
         except OSError as exc:
             log.warning("cannot cache the fitted surrogate in %s: %s", path.parent, exc)
     return model, key

@@ -24,7 +24,7 @@ from harness.sampling import latin_hypercube
 from harness.space import Config, Space
 from systems.dataset.model import SurrogateModel
 
-__all__ = ["search_optimum", "load_optima", "OPTIMA_FILE"]
+__all__ = ["OPTIMA_FILE", "load_optima", "search_optimum"]
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +73,10 @@ def search_optimum(model: SurrogateModel, space: Space, direction: str, *,
     configs = [space.decode(p) for p in unique]
     snapped = space.encode_many(configs)
     sc = _scores(model, snapped, sign)
-    best = int(np.argmax(sc))
-    if not np.isfinite(sc[best]):
+    winner = int(np.argmax(sc))
+    if not np.isfinite(sc[winner]):
         raise RuntimeError("every searched configuration is predicted to fail")
-    return configs[best], float(model.predict(snapped[best])[0])
+    return configs[winner], float(model.predict(snapped[winner])[0])
 
 
 def load_optima(path: Path = OPTIMA_FILE) -> dict[str, dict[str, Any]]:

@@ -20,15 +20,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from harness.errors import ConfigError, SystemStartError, WorkloadError
+from harness.errors import ConfigError, SystemStartError, WorkloadError, WorkloadTimeout
 from harness.space import Config
 from harness.system import MetricSpec, System, Workload
 from systems.dataset.infer import Dataset, build_dataset
-from systems.dataset.model import ModelSettings, SurrogateModel, load_or_fit
+from systems.dataset.model import ModelSettings, load_or_fit
 from systems.dataset.optimum import load_optima, search_optimum
 from systems.dataset.tables import read_table
 
-__all__ = ["DatasetSystem", "SurrogateWorkload", "DATA_DIR", "resolve_path"]
+__all__ = ["DATA_DIR", "DatasetSystem", "SurrogateWorkload", "resolve_path"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,7 @@ class DatasetSystem(System):
                  max_samples: float | None = None, model_seed: int = 0, folds: int = 4,
                  allow_poor_fidelity: bool = False, r2_warn: float = 0.5,
                  tau_warn: float = 0.4, tau_refuse: float = 0.1,
+                 failure_status: str = "auto",
                  cache_dir: str | None = "results/cache/surrogates",
                  unit: str = "", source: str = "") -> None:
         if direction not in ("max", "min"):
@@ -94,12 +95,28 @@ class DatasetSystem(System):
         self.fidelity = self.model.fidelity
         self.problems = self.fidelity.problems(r2_warn, tau_warn)
         self._check_fidelity(allow_poor_fidelity, tau_refuse)
+        self.failure_status = self._failure_status(failure_status)
+        self._predicted_failure = ""
         self.noise = float(noise)
         self.noise_seed = int(noise_seed)
         self._rng = np.random.default_rng(self.noise_seed)
         self._point: np.ndarray | None = None
         self.running = False
         self._optimum: tuple[Config, float] | None = None
+
+    def _failure_status(self, wanted: str) -> str:
+        """How a predicted failure shows: crashed (start fails), timed_out or failed (the
+        workload does). ``auto``: the data's most common failure status, else crashed."""
+        choices = ("crashed", "timed_out", "failed")
+        wanted = str(wanted).lower()
+        if wanted == "auto":
+            counts = self.dataset.failure_statuses
+            common = max(counts, key=lambda k: counts[k]).lower() if counts else "crashed"
+            return common if common in choices else "failed"
+        if wanted not in choices:
+            raise ConfigError(f"failure_status must be auto or one of {', '.join(choices)}, "
+                              f"got {wanted!r}")
+        return wanted
 
     def _check_fidelity(self, allow: bool, tau_refuse: float) -> None:
         fid = self.fidelity
@@ -122,13 +139,16 @@ class DatasetSystem(System):
     def start(self, timeout_s: float) -> None:
         if self._point is None:
             raise SystemStartError("no configuration applied before start")
+        self._predicted_failure = ""
         if self.model.classifier is not None:
             p_fail = float(self.model.failure_probability(self._point)[0])
             if p_fail >= 0.5:
-                raise SystemStartError(
-                    f"surrogate {self.name}: the failure model predicts this configuration "
-                    f"fails (probability {p_fail:.2f}, learned from "
-                    f"{self.fidelity.failures} failed recorded tests)")
+                message = (f"surrogate {self.name}: the failure model predicts this "
+                           f"configuration fails (probability {p_fail:.2f}, learned from "
+                           f"{self.fidelity.failures} failed recorded tests)")
+                if self.failure_status == "crashed":
+                    raise SystemStartError(message, log_tail="(predicted by the surrogate)")
+                self._predicted_failure = message
         self.running = True
 
     def stop(self) -> None:
@@ -142,11 +162,14 @@ class DatasetSystem(System):
         """The prediction for the applied configuration, plus residual noise if enabled."""
         if self._point is None or not self.running:
             raise WorkloadError(f"surrogate {self.name} is not started")
+        if self._predicted_failure:
+            if self.failure_status == "timed_out":
+                raise WorkloadTimeout(self._predicted_failure)
+            raise WorkloadError(self._predicted_failure)
         value = float(self.model.predict(self._point)[0])
         if self.noise > 0 and len(self.model.residuals):
             value += self.noise * float(self._rng.choice(self.model.residuals))
-            low, high = self.model.value_range
-            if low >= 0:  # a throughput or a duration cannot go negative
+            if self.model.value_range[0] >= 0:  # a throughput or a duration cannot go negative
                 value = max(value, 0.0)
         return {self.target: value}
 
@@ -181,6 +204,7 @@ class DatasetSystem(System):
                 "fidelity_r2": f"{fid.r2:.3f}", "fidelity_tau": f"{fid.tau:.3f}",
                 "fidelity_topk_recall": f"{fid.topk_recall:.3f}",
                 "fidelity_warning": "; ".join(self.problems) or "none",
+                "surrogate_failure_status": self.failure_status,
                 "noise": str(self.noise)}
         if self.source:
             tags["surrogate_source"] = self.source

@@ -20,8 +20,15 @@ from pathlib import Path
 
 from harness.errors import ConfigError
 
-__all__ = ["Table", "read_table", "read_arff", "read_csv", "parse_arff", "parse_csv",
-           "file_digest"]
+__all__ = [
+    "Table",
+    "file_digest",
+    "parse_arff",
+    "parse_csv",
+    "read_arff",
+    "read_csv",
+    "read_table",
+]
 
 _NUMERIC_TYPES = ("numeric", "real", "integer")
 

@@ -1,0 +1,242 @@
+"""Dataset-backed surrogate systems end to end: built-ins, harness exports, sessions, noise."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from baselines.sampling import LHSTuner
+from harness.build import build_session
+from harness.errors import ConfigError
+from harness.loop import run_test, tune
+from harness.objective import Objective
+from harness.records import Status
+from harness.store import export_csv
+from systems.dataset import DatasetSystem, SurrogateWorkload
+from systems.dataset import model as model_module
+from systems.dataset.optimum import load_optima
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
+from tests.conftest import group_options
+
+Compose = Callable[..., DictConfig]
+SURROGATES = [name for name in group_options("system") if name.startswith("surrogate_")]
+
+
+@pytest.fixture(scope="session")
+def cache_dir(request: pytest.FixtureRequest) -> str:
+    """Fitted models persist in pytest's cache between local runs (fresh on CI)."""
+    return str(request.config.cache.mkdir("surrogates"))
+
+
+def _build(compose: Compose, name: str, cache: str, *overrides: str
+           ) -> tuple[DatasetSystem, SurrogateWorkload, DictConfig]:
+    cfg = compose(f"system={name}", f"system.adapter.cache_dir={cache}", *overrides)
+    system = instantiate(cfg.system.adapter)
+    workload = instantiate(cfg.system.workloads[cfg.system.default_workload])
+    return system, workload, cfg
+
+
+def test_the_seven_builtin_surrogates_are_configured() -> None:
+    assert SURROGATES == ["surrogate_cassandra_ycsba", "surrogate_hive_join",
+                          "surrogate_hive_pagerank", "surrogate_mysql_oltp",
+                          "surrogate_mysql_zipfian", "surrogate_spark_pagerank",
+                          "surrogate_tomcat"]
+
+
+# Fitting Tomcat (3960 rows) and Hive Join (110 knobs) takes a few seconds on a fresh cache.
+_SLOW_FIT = ("surrogate_tomcat", "surrogate_hive_join")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_FIT
+                                  else n for n in SURROGATES])
+def test_each_builtin_surrogate_loads_and_evaluates(compose_cfg: Compose, cache_dir: str,
+                                                    name: str, tmp_path: Path) -> None:
+    system, workload, cfg = _build(compose_cfg, name, cache_dir)
+    assert system.kind == "surrogate" and cfg.system.name == name
+    assert cfg.system.default_workload == "surrogate" and workload.name == "surrogate"
+    assert cfg.system.description.startswith("SURROGATE")
+    system.setup(tmp_path, workload)
+    objective = Objective.for_workload(workload.metrics)
+    assert (objective.metric, objective.direction) == ("performance", "max")
+    # The default is BestConfig's first data row, and the surrogate scores it near its record.
+    first = system.dataset.configs[0]
+    assert system.space.default() == first
+    obs = run_test(system, workload, objective, system.space.default(), 0, is_default=True)
+    low, high = system.model.value_range
+    if obs.ok:
+        assert low <= obs.metrics["performance"] <= high
+    else:  # Hive's default sits next to many slow (aborted) configurations
+        assert obs.status is Status.TIMED_OUT
+    started = time.perf_counter()
+    statuses = [run_test(system, workload, objective, system.space.decode(p), i + 1).status
+                for i, p in enumerate(np.random.default_rng(0).random((20, system.space.dim)))]
+    assert (time.perf_counter() - started) / 20 < 0.02  # milliseconds per test
+    assert Status.SUCCEEDED in statuses
+    assert set(statuses) <= {Status.SUCCEEDED, Status.TIMED_OUT}
+    tags = system.describe()
+    assert tags["system_kind"] == "surrogate" and tags["surrogate_target"] == "performance"
+    assert float(tags["fidelity_tau"]) == pytest.approx(system.fidelity.tau, abs=1e-3)
+
+
+def test_cassandra_is_loud_about_its_useless_fidelity(compose_cfg: Compose, cache_dir: str,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        system, _, _ = _build(compose_cfg, "surrogate_cassandra_ycsba", cache_dir)
+    assert "POOR FIDELITY" in caplog.text
+    assert system.describe()["fidelity_warning"] != "none"
+    refused = compose_cfg("system=surrogate_cassandra_ycsba",
+                          f"system.adapter.cache_dir={cache_dir}",
+                          "system.adapter.allow_poor_fidelity=false")
+    with pytest.raises(ConfigError, match="surrogate_cassandra_ycsba is useless: held-out Kendall"):
+        build_session(refused)
+
+
+def test_hundred_test_lhs_session_on_a_surrogate_takes_well_under_seconds(
+        compose_cfg: Compose, cache_dir: str, tmp_path: Path) -> None:
+    system, workload, _ = _build(compose_cfg, "surrogate_mysql_oltp", cache_dir)
+    system.setup(tmp_path, workload)
+    objective = Objective.for_workload(workload.metrics)
+    started = time.perf_counter()
+    observations = tune(LHSTuner(system.space, seed=3, budget=100), system, workload, objective,
+                        budget=100)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 2.0, f"100 surrogate tests took {elapsed:.2f} s"
+    assert len(observations) == 100 and all(o.ok for o in observations)
+    default = observations[0]
+    assert default.is_default and default.metrics["performance"] == pytest.approx(
+        system.predict(system.space.default()))
+    best = max(o.metrics["performance"] for o in observations)
+    assert best > 1.5 * default.metrics["performance"]  # the recorded data allows ~4x
+    optimum_config, optimum = system.known_optimum()
+    assert optimum >= best and system.predict(optimum_config) == pytest.approx(optimum)
+
+
+def test_committed_optima_match_the_builtin_models(compose_cfg: Compose, cache_dir: str) -> None:
+    optima = load_optima()
+    assert sorted(optima) == SURROGATES
+    system, _, _ = _build(compose_cfg, "surrogate_spark_pagerank", cache_dir)
+    entry = optima["surrogate_spark_pagerank"]
+    assert entry["model_key"] == system.model_key  # else known_optimum() would re-search
+    config, value = system.known_optimum()
+    assert value == entry["value"] and system.predict(config) == pytest.approx(value)
+
+
+def test_noise_is_residual_draws_and_deterministic_under_its_seed(compose_cfg: Compose,
+                                                                   cache_dir: str) -> None:
+    def measures(seed: int, noise: float) -> list[float]:
+        system, _, _ = _build(compose_cfg, "surrogate_mysql_zipfian", cache_dir,
+                              f"system.adapter.noise={noise}", f"system.adapter.noise_seed={seed}")
+        system.apply(system.space.default())
+        system.start(1.0)
+        return [system.measure()["performance"] for _ in range(30)]
+
+    clean = measures(0, 0.0)
+    assert len(set(clean)) == 1
+    first, again, other = measures(7, 1.0), measures(7, 1.0), measures(8, 1.0)
+    assert first == again and first != other
+    system, _, _ = _build(compose_cfg, "surrogate_mysql_zipfian", cache_dir)
+    offsets = np.array(first) - clean[0]
+    residuals = system.model.residuals
+    assert all(np.isclose(residuals, o).any() for o in offsets)  # each offset is one residual
+
+
+# -- the harness's own exported samples ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def synthetic_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real 150-test LHS session on the synthetic system, exported like any session."""
+    system, workload = SyntheticSystem(knob_set="10"), SyntheticWorkload()
+    folder = tmp_path_factory.mktemp("export")
+    system.setup(folder, workload)
+    objective = Objective.for_workload(workload.metrics)
+    observations = tune(LHSTuner(system.space, seed=0, budget=150), system, workload, objective,
+                        budget=150)
+    path = folder / "samples.csv"
+    export_csv(observations, path)
+    return path
+
+
+def test_a_harness_export_becomes_a_surrogate(synthetic_export: Path, tmp_path: Path) -> None:
+    real = SyntheticSystem(knob_set="10")
+    surrogate = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path))
+    assert surrogate.name == "surrogate_samples" and surrogate.target == "throughput"
+    assert surrogate.space.names == real.space.names
+    assert surrogate.space["flush_policy"].type == "enum"
+    assert surrogate.space["compression"].type == "bool"
+    assert surrogate.space.default() == real.space.default()  # from the is_default row
+    assert surrogate.dataset.failure_statuses.get("CRASHED", 0) >= 3
+    assert surrogate.failure_status == "crashed" and surrogate.model.classifier is not None
+    # The surrogate ranks fresh configurations like the real (synthetic) system does.
+    points = np.random.default_rng(5).random((200, 10))
+    configs = [surrogate.space.decode(p) for p in points]  # inside the data's bounds
+    truth = []
+    for config in configs:
+        real.apply(config)
+        truth.append(real.measure()["throughput"] if not _crashes(real) else np.nan)
+    ok = ~np.isnan(truth)
+    predicted = [surrogate.predict(c) for c, keep in zip(configs, ok, strict=True) if keep]
+    from scipy.stats import kendalltau
+    assert kendalltau(np.array(truth)[ok], predicted).statistic > 0.3
+    # A configuration deep in the crash region crashes the surrogate too.
+    crash = dict(real.space.default(), buffer_pool_mb=surrogate.space["buffer_pool_mb"].high)
+    workload = SurrogateWorkload("throughput", "max")
+    obs = run_test(surrogate, workload, Objective("throughput", "max"), crash, 1)
+    assert obs.status is Status.CRASHED
+
+
+def _crashes(system: SyntheticSystem) -> bool:
+    try:
+        system.start(1.0)
+    except Exception:
+        return True
+    return False
+
+
+def test_model_is_cached_per_data_and_settings(synthetic_export: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    first = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path))
+    assert len(list(tmp_path.glob("surrogate-*.pkl"))) == 1
+
+    def no_refit(*args: object, **kwargs: object) -> None:
+        raise AssertionError("refitted although a cached model exists")
+
+    monkeypatch.setattr(model_module.SurrogateModel, "fit", no_refit)
+    again = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path))
+    assert again.model_key == first.model_key
+    with pytest.raises(AssertionError, match="refitted"):  # other settings: another model
+        DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path),
+                      n_estimators=50)
+
+
+def test_dataset_config_runs_a_user_export_through_the_app(compose_cfg: Compose,
+                                                           synthetic_export: Path,
+                                                           cache_dir: str) -> None:
+    cfg = compose_cfg("system=dataset", f"dataset.path={synthetic_export}",
+                      "dataset.target=throughput", "dataset.direction=max", "budget=40",
+                      f"system.adapter.cache_dir={cache_dir}", "tuner=random")
+    result = build_session(cfg).run()
+    assert len(result.observations) == 40
+    assert result.observations[0].is_default and result.observations[0].ok
+    missing = compose_cfg("system=dataset", f"dataset.path={synthetic_export}")
+    with pytest.raises(ConfigError, match="dataset.target"):
+        build_session(missing)
+
+
+def test_useless_data_is_refused_unless_allowed(tmp_path: Path,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{a:.4f},{b:.4f},{y:.4f}\n" for a, b, y in rng.random((80, 3)))
+    path = tmp_path / "noise.csv"
+    path.write_text("a,b,y\n" + rows)
+    with pytest.raises(ConfigError, match="useless"):
+        DatasetSystem(str(path), "y", cache_dir=None)
+    with caplog.at_level(logging.WARNING):
+        system = DatasetSystem(str(path), "y", cache_dir=None, allow_poor_fidelity=True)
+    assert "POOR FIDELITY" in caplog.text and "τ" in system.describe()["fidelity_warning"]
