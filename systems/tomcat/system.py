@@ -1,0 +1,216 @@
+"""Tomcat 10.1 (Debian ``tomcat10``) as a system under tune.
+
+A private CATALINA_BASE under the session workdir holds our configuration, logs and the test
+web application (``webapp.py``); Tomcat's binaries stay in CATALINA_HOME. Each test renders
+server.xml, context.xml and JAVA_OPTS (``render.py``), starts Tomcat with ``catalina.sh start``,
+waits for the home page to answer 200 and stops it by PID. Tomcat runs as the user that runs the
+harness (it needs no root: the port is above 1024 and the base is ours). Every command goes
+through an :class:`~harness.executor.Executor`, so the same adapter can drive a remote host.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from pathlib import Path
+
+from harness.errors import ConfigError, ExecutorError, SystemStartError
+from harness.executor import Executor, LocalExecutor, tail
+from harness.space import Config, load_catalogue
+from harness.system import System, Workload
+from systems.tomcat import render, webapp
+
+__all__ = ["TomcatSystem", "free_port", "start_failure"]
+
+log = logging.getLogger(__name__)
+
+CONF_FILES = ("catalina.properties", "logging.properties", "web.xml")
+# Lines that mean Tomcat (or its JVM) gave up although the process may linger.
+FAILURE_MARKERS = ("Could not create the Java Virtual Machine", "Failed to initialize",
+                   "Failed to start connector", "Server startup failed",
+                   "Invalid maximum heap size", "Error occurred during initialization of VM",
+                   "Unrecognized VM option", "Improperly specified VM option",
+                   "Exception in thread \"main\"")
+
+
+def free_port() -> int:
+    """A TCP port that is free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_failure(log_text: str) -> str | None:
+    """The first line of ``log_text`` that says Tomcat failed to start, or None."""
+    for line in log_text.splitlines():
+        if any(marker in line for marker in FAILURE_MARKERS):
+            return line.strip()
+    return None
+
+
+class TomcatSystem(System):
+    """Tomcat with a private CATALINA_BASE, configured per test from the knob catalogue."""
+
+    name = "tomcat"
+    kind = "real"
+
+    def __init__(self, knob_set: str = "10", port: int = 0,
+                 catalina_home: str = "/usr/share/tomcat10", conf_dir: str = "/etc/tomcat10",
+                 stop_timeout_s: float = 15.0, extra_java_opts: str = "",
+                 executor: Executor | None = None) -> None:
+        super().__init__(load_catalogue(render.CATALOGUE, str(knob_set)))
+        self.knob_set = str(knob_set)
+        self.catalogue = render.full_catalogue()
+        self.port = int(port)
+        self.catalina_home = catalina_home
+        self.conf_dir = conf_dir
+        self.stop_timeout_s = stop_timeout_s
+        self.extra_java_opts = extra_java_opts.split()
+        self.executor = executor or LocalExecutor()
+        self.base: Path | None = None
+        self._java_opts: list[str] = []
+
+    # -- paths --------------------------------------------------------------------------------
+    def _base(self) -> Path:
+        if self.base is None:
+            raise ConfigError("Tomcat is not set up: call setup(workdir, workload) first")
+        return self.base
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid_file(self) -> Path:
+        return self._base() / "tomcat.pid"
+
+    @property
+    def out_file(self) -> Path:
+        return self._base() / "logs" / "catalina.out"
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def check_installed(self) -> None:
+        """Raise ConfigError naming the fix when Tomcat, java or javac is missing."""
+        if not self.executor.exists(f"{self.catalina_home}/bin/catalina.sh"):
+            raise ConfigError(f"Tomcat not found at {self.catalina_home}: install it with "
+                              "`apt-get install tomcat10` or set system.adapter.catalina_home")
+        for program in ("java", "javac"):
+            if self.executor.which(program) is None:
+                raise ConfigError(f"{program} not found: install a JDK (apt-get install "
+                                  "default-jdk-headless)")
+
+    def setup(self, workdir: Path, workload: Workload) -> None:
+        self.check_installed()
+        base = Path(workdir) / "tomcat" / "base"
+        self.base = base
+        ex = self.executor
+        ex.run(["mkdir", "-p", *(str(base / d) for d in ("conf", "logs", "temp", "webapps",
+                                                         "work"))])
+        ex.run(["cp", *(f"{self.conf_dir}/{name}" for name in CONF_FILES), str(base / "conf")])
+        webapp.build(ex, base / "webapps" / "ROOT", f"{self.catalina_home}/lib/servlet-api.jar")
+        if self.port == 0:
+            self.port = free_port()
+        log.info("Tomcat base %s, port %d", base, self.port)
+        self.apply(self.space.default())
+        super().setup(workdir, workload)
+
+    def apply(self, config: Config) -> None:
+        values = render.complete(config, self.catalogue)
+        base = self._base()
+        self.executor.write_text(base / "conf" / "server.xml",
+                                 render.render_server_xml(values, self.port))
+        self.executor.write_text(base / "conf" / "context.xml", render.render_context_xml(values))
+        self._java_opts = render.java_opts(values) + self.extra_java_opts
+
+    def _env(self) -> dict[str, str]:
+        base = self._base()
+        return {"CATALINA_HOME": self.catalina_home, "CATALINA_BASE": str(base),
+                "CATALINA_PID": str(self.pid_file), "CATALINA_OUT": str(self.out_file),
+                "CATALINA_TMPDIR": str(base / "temp"), "JAVA_OPTS": " ".join(self._java_opts)}
+
+    def _pid(self) -> int | None:
+        if not self.executor.exists(self.pid_file):
+            return None
+        text = self.executor.read_text(self.pid_file).strip()
+        return int(text) if text.isdigit() else None
+
+    def _alive(self, pid: int) -> bool:
+        # ps, not kill -0: an exited JVM may linger as a zombie if nobody reaps it.
+        state = self.executor.run(["ps", "-o", "stat=", "-p", str(pid)], check=False)
+        return state.ok and not state.stdout.strip().startswith("Z")
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The last lines of catalina.out (JVM errors and Tomcat's console log)."""
+        try:
+            return tail(self.executor.read_text(self.out_file), lines)
+        except ExecutorError:
+            return "(no catalina.out)"
+
+    def _http_status(self, path: str = "/") -> int:
+        result = self.executor.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                    "--max-time", "2", self.url + path], check=False)
+        text = result.stdout.strip()
+        return int(text) if text.isdigit() else 0
+
+    def start(self, timeout_s: float) -> None:
+        self.stop()
+        base = self._base()
+        self.executor.run(["sh", "-c", 'rm -rf "$0"/logs/* "$0"/work/*', str(base)])
+        started = time.perf_counter()
+        result = self.executor.run([f"{self.catalina_home}/bin/catalina.sh", "start"],
+                                   env=self._env(), cwd=str(base), check=False, timeout_s=30)
+        if not result.ok:
+            raise SystemStartError(f"catalina.sh start failed: {result.describe()}",
+                                   self.log_tail())
+        deadline = started + timeout_s
+        while True:
+            if self._http_status("/") == 200:
+                log.info("Tomcat ready on %s after %.1fs", self.url,
+                         time.perf_counter() - started)
+                return
+            pid = self._pid()
+            output = self.executor.read_text(self.out_file) if self.executor.exists(
+                self.out_file) else ""
+            failure = start_failure(output)
+            if failure or pid is None or not self._alive(pid):
+                tail_text = self.log_tail()
+                self.stop()
+                reason = failure or "the Tomcat process exited"
+                raise SystemStartError(f"Tomcat did not start: {reason}", tail_text)
+            if time.perf_counter() > deadline:
+                tail_text = self.log_tail()
+                self.stop()
+                raise SystemStartError(f"Tomcat not ready on {self.url} within {timeout_s:g}s",
+                                       tail_text)
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.base is None:
+            return
+        pid = self._pid()
+        if pid is not None and self._alive(pid):
+            self.executor.run(["kill", str(pid)], check=False)
+            deadline = time.perf_counter() + self.stop_timeout_s
+            while self._alive(pid):
+                if time.perf_counter() > deadline:
+                    log.warning("Tomcat pid %d ignored SIGTERM for %.0fs; killing it", pid,
+                                self.stop_timeout_s)
+                    self.executor.run(["kill", "-9", str(pid)], check=False)
+                    time.sleep(0.2)
+                    break
+                time.sleep(0.1)
+        self.executor.run(["rm", "-f", str(self.pid_file)], check=False)
+
+    def describe(self) -> dict[str, str]:
+        version = "unknown"
+        try:
+            out = self.executor.run([f"{self.catalina_home}/bin/version.sh"], check=False,
+                                    env={"CATALINA_HOME": self.catalina_home}, timeout_s=30)
+            for line in out.stdout.splitlines():
+                if line.startswith("Server number:"):
+                    version = line.split(":", 1)[1].strip()
+        except ExecutorError:
+            pass
+        return {**super().describe(), "tomcat_version": version, "knob_set": self.knob_set,
+                "backend": "tomcat10 (Debian), private CATALINA_BASE, wrk load"}
