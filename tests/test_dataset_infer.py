@@ -12,7 +12,8 @@ from systems.dataset.infer import bestconf_name, build_dataset
 from systems.dataset.model import ModelSettings, cross_validate, fidelity_scores
 from systems.dataset.tables import parse_arff, parse_csv
 
-CSV = """trial,status,is_default,score,config.cache_mb,config.ratio,config.mode,config.fsync,config.const,result.tps,result.p99,message
+CSV = ("trial,status,is_default,score,config.cache_mb,config.ratio,config.mode,config.fsync,"
+       "config.const,result.tps,result.p99,message\n") + """\
 0,SUCCEEDED,True,100,128,0.5,safe,true,7,100,5,
 1,CRASHED,False,,4096,0.25,fast,false,7,,,would not start
 2,SUCCEEDED,False,150,64,0.75,fast,true,7,150,4,
@@ -98,7 +99,7 @@ def test_empty_knob_cell_is_an_error() -> None:
 def test_fidelity_scores_on_hand_made_predictions() -> None:
     truth = np.arange(20, dtype=float)
     assert fidelity_scores(truth, truth, "max") == (1.0, 1.0, 1.0, 2)
-    r2, tau, recall, k = fidelity_scores(truth, -truth, "max")
+    r2, tau, recall, _ = fidelity_scores(truth, -truth, "max")
     assert tau == pytest.approx(-1.0) and recall == 0.0 and r2 < -1
     # Swap the best row (19) with a middling one (5): of the true top-2 {18, 19} only 18 stays.
     pred = truth.copy()

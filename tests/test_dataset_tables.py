@@ -77,7 +77,8 @@ def test_read_table_missing_and_binary_files(tmp_path: Path) -> None:
 
 
 def test_every_bestconf_file_parses_with_its_documented_shape() -> None:
-    shapes = {"mysql_MySQL_OLTP_simple.arff": (101, 12), "cassandra_cassandraYcsba.arff": (101, 29),
+    shapes = {"mysql_MySQL_OLTP_simple.arff": (101, 12),
+              "cassandra_cassandraYcsba.arff": (101, 29),
               "spark_pagerank00.arff": (101, 31), "hive_hadoopJoin.arff": (501, 111),
               "hive_hadoopPageRank.arff": (101, 110), "tomcat_comt_positive.arff": (3960, 13),
               "mysql_MySQL_zipfian_readwrite.arff": (101, 12)}
@@ -124,9 +125,9 @@ def test_too_few_rows_says_how_many_are_needed(tmp_path: Path) -> None:
 def test_unparsable_file_and_missing_path(tmp_path: Path) -> None:
     path = tmp_path / "x.arff"
     path.write_text("not an arff\n")
-    with pytest.raises(ConfigError, match="x.arff line 1: expected @relation"):
+    with pytest.raises(ConfigError, match=r"x\.arff line 1: expected @relation"):
         DatasetSystem(str(path), "y", cache_dir=None)
-    with pytest.raises(ConfigError, match="dataset.path=FILE"):
+    with pytest.raises(ConfigError, match=r"dataset\.path=FILE"):
         DatasetSystem(None, "y", cache_dir=None)  # type: ignore[arg-type]
 
 
