@@ -1,0 +1,6 @@
+"""What the PostgreSQL and MySQL adapters share: the private-server lifecycle (instance,
+snapshot/restore, guaranteed stop) and the sysbench workload that drives both."""
+
+from systems.dbserver.base import ServerSystem, find_binary, free_port, memory_overrides
+
+__all__ = ["ServerSystem", "find_binary", "free_port", "memory_overrides"]

@@ -1,0 +1,259 @@
+"""Lifecycle shared by the PostgreSQL and MySQL adapters: a private server instance in the
+session's work folder, a pristine data snapshot, and a guaranteed stop.
+
+One session = ``setup`` (create the instance, start it with the default configuration, let the
+workload load its data, stop, snapshot the stopped data directory) and then per test ``reset``
+(restore the snapshot with a plain copy, timed) → ``apply`` → ``start`` → workload → ``stop``.
+
+Every command goes through :class:`~harness.executor.Executor` as an argument list, and every
+file is written with ``executor.write_text``, so the same adapter can drive a remote host.
+When the harness runs as root, server processes and their files belong to the unprivileged
+server user (``postgres`` / ``mysql``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import socket
+import tempfile
+import time
+import weakref
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError, ExecutorError, HarnessError
+from harness.executor import Executor, LocalExecutor
+from harness.machine import Machine
+from harness.space import Config, Space
+from harness.system import System, Workload
+
+__all__ = ["ServerSystem", "find_binary", "free_port", "memory_overrides"]
+
+log = logging.getLogger(__name__)
+
+_RUNNING: weakref.WeakSet[ServerSystem] = weakref.WeakSet()
+
+
+def _stop_all_at_exit() -> None:
+    """Last resort when the session's ``finally`` did not run (e.g. an unhandled signal path)."""
+    for system in list(_RUNNING):
+        try:
+            system.stop()
+        except Exception as exc:
+            log.warning("atexit: could not stop %s: %s", system.name, exc)
+
+
+atexit.register(_stop_all_at_exit)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def find_binary(executor: Executor, names: Sequence[str], dirs: Sequence[str],
+                package: str) -> str:
+    """Absolute path of the first of ``names`` found in ``dirs`` or on PATH, or a ConfigError
+    naming the Debian package that provides it."""
+    for name in names:
+        found = executor.which(name, dirs)
+        if found:
+            return found
+    raise ConfigError(f"on {executor.host}: none of {', '.join(names)} found on PATH or in "
+                      f"{', '.join(dirs)}; install it with `apt-get install {package}`")
+
+
+def memory_overrides(machine: Machine, fractions: Mapping[str, tuple[float, float]],
+                     space: Space, unit_bytes: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    """Range overrides ``{knob: {"max": ...}}`` scaling knob maxima to this machine's RAM.
+
+    ``fractions[name] = (fraction, floor)``: the maximum becomes ``fraction`` × RAM (in the
+    knob's unit), never below ``floor`` nor below the knob's default, so the server default
+    always stays inside the range.
+    """
+    overrides: dict[str, dict[str, Any]] = {}
+    for name, (fraction, floor) in fractions.items():
+        if name not in space:
+            continue
+        knob = space[name]
+        top = int(machine.ram_bytes * fraction / unit_bytes[name])
+        top = max(top, int(floor), int(float(knob.default)) + 1, int(float(knob.low or 0)) + 1)
+        overrides[name] = {"max": top}
+    return overrides
+
+
+class ServerSystem(System):
+    """A database server owned by the harness: created, started, reset and stopped here.
+
+    Subclasses implement the product-specific steps (``_initialise``, ``_launch``, ``_halt``,
+    ``_running``, ``render``) and the client connection details (``dbapi_target``,
+    ``sysbench_args``).
+    """
+
+    #: The unprivileged account the server runs as when the harness runs as root.
+    server_user = ""
+    #: Folder name of the instance inside the session's work folder.
+    instance_name = "server"
+
+    def __init__(self, space: Space, executor: Executor | None = None,
+                 run_as: str | None = None) -> None:
+        super().__init__(space)
+        self.executor: Executor = executor or LocalExecutor()
+        self.run_as = run_as if run_as is not None else (
+            self.server_user if _is_root(self.executor) else None)
+        self.instance: Path | None = None
+        self.port = 0
+        self.config: Config = self.space.default()
+        self.restore_times: list[float] = []
+        self._owns_tempdir = False
+
+    # -- paths ------------------------------------------------------------------------------
+    @property
+    def data_dir(self) -> Path:
+        return self._require_instance() / "data"
+
+    @property
+    def snapshot_dir(self) -> Path:
+        return self._require_instance() / "snapshot"
+
+    def _require_instance(self) -> Path:
+        if self.instance is None:
+            raise HarnessError(f"{self.name}: setup() has not run (no instance folder)")
+        return self.instance
+
+    def as_user(self, command: Sequence[str], **kwargs: Any) -> Any:
+        """Run ``command`` as the server user (or as ourselves when not root)."""
+        return self.executor.run(list(command), user=self.run_as or None, **kwargs)
+
+    # -- session lifecycle ------------------------------------------------------------------
+    def setup(self, workdir: Path, workload: Workload) -> None:
+        self.instance = self._instance_dir(Path(workdir))
+        self.port = free_port()
+        log.info("%s: creating instance in %s on 127.0.0.1:%d", self.name, self.instance,
+                 self.port)
+        self._initialise()
+        self.apply(self.space.default())
+        self.start(120.0)
+        try:
+            self._after_first_start()
+            workload.prepare(self, Path(workdir))
+            self._before_snapshot()
+        finally:
+            self.stop()
+        started = time.perf_counter()
+        self.as_user(["rm", "-rf", str(self.snapshot_dir)])
+        self.as_user(["cp", "-a", "--reflink=auto", str(self.data_dir), str(self.snapshot_dir)])
+        log.info("%s: snapshot of the loaded data taken in %.2fs", self.name,
+                 time.perf_counter() - started)
+
+    def _instance_dir(self, workdir: Path) -> Path:
+        """``<workdir>/<instance_name>``, or a private temp folder when the server user cannot
+        reach the work folder (e.g. a 0700 pytest tmp dir owned by root)."""
+        folder = workdir / self.instance_name
+        self.executor.run(["mkdir", "-p", str(folder)])
+        if self.run_as:
+            self.executor.run(["chown", f"{self.run_as}:", str(folder)])
+            probe = self.as_user(["test", "-w", str(folder)], check=False)
+            if not probe.ok and isinstance(self.executor, LocalExecutor):
+                folder = Path(tempfile.mkdtemp(prefix=f"harness-{self.instance_name}-"))
+                os.chmod(folder, 0o755)
+                self.executor.run(["chown", f"{self.run_as}:", str(folder)])
+                self._owns_tempdir = True
+                log.info("%s: %s cannot enter %s; using %s", self.name, self.run_as, workdir,
+                         folder)
+        return folder
+
+    def reset(self) -> None:
+        """Stop, then replace the data directory with a fresh copy of the snapshot."""
+        self.stop()
+        started = time.perf_counter()
+        self.as_user(["rm", "-rf", str(self.data_dir)])
+        # A plain copy (reflink where the file system offers it): hard links would let the
+        # server write into the snapshot.
+        self.as_user(["cp", "-a", "--reflink=auto", str(self.snapshot_dir), str(self.data_dir)])
+        elapsed = time.perf_counter() - started
+        self.restore_times.append(elapsed)
+        log.info("%s: data directory restored in %.2fs", self.name, elapsed)
+
+    def start(self, timeout_s: float) -> None:
+        self.stop()
+        _RUNNING.add(self)
+        self._launch(timeout_s)
+
+    def stop(self) -> None:
+        if self.instance is None:
+            return
+        if self._running():
+            self._halt()
+        _RUNNING.discard(self)
+
+    def teardown(self) -> None:
+        try:
+            self.stop()
+        finally:
+            if self._owns_tempdir and self.instance is not None:
+                self.executor.run(["rm", "-rf", str(self.instance)], check=False)
+                self.instance = None
+
+    def describe(self) -> dict[str, str]:
+        mean = (sum(self.restore_times) / len(self.restore_times)) if self.restore_times else 0.0
+        return {**super().describe(), "port": str(self.port), "host": self.executor.host,
+                "restore_s_mean": f"{mean:.3f}"}
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The end of the server's log (for SystemStartError and artifacts)."""
+        path = self.log_path()
+        try:
+            text = self.executor.read_text(path)
+        except ExecutorError:
+            return f"(no server log at {path})"
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+    # -- product-specific steps -------------------------------------------------------------
+    @abstractmethod
+    def log_path(self) -> Path:
+        """The server's log file."""
+
+    @abstractmethod
+    def _initialise(self) -> None:
+        """Create an empty instance (data directory, base config, users, bench database)."""
+
+    @abstractmethod
+    def _after_first_start(self) -> None:
+        """Create the benchmark database and its user (once, before the workload loads)."""
+
+    def _before_snapshot(self) -> None:
+        """Shrink/settle the loaded instance before it is stopped and copied."""
+
+    @abstractmethod
+    def _launch(self, timeout_s: float) -> None:
+        """Start the server and wait until it accepts connections, or SystemStartError."""
+
+    @abstractmethod
+    def _halt(self) -> None:
+        """Stop the running server and wait for it to exit."""
+
+    @abstractmethod
+    def _running(self) -> bool:
+        """Whether a server process of this instance is alive."""
+
+    @abstractmethod
+    def dbapi_target(self) -> dict[str, Any]:
+        """Connection details for DB-API clients (the TPC-C driver)."""
+
+    @abstractmethod
+    def sysbench_args(self) -> list[str]:
+        """sysbench options selecting the driver and this server."""
+
+
+def _is_root(executor: Executor) -> bool:
+    if isinstance(executor, LocalExecutor):
+        return os.geteuid() == 0
+    result = executor.run(["id", "-u"], check=False)
+    return result.stdout.strip() == "0"

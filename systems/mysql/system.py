@@ -1,0 +1,217 @@
+"""The MySQL adapter: a private MariaDB (locally) or Oracle MySQL 8 server on 127.0.0.1:<free
+port>, configured by a ``my.cnf`` the harness writes for every test (``--defaults-file``)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.errors import SystemStartError
+from harness.executor import Executor
+from harness.machine import Machine
+from harness.space import Config, Knob, Space, Value, load_catalogue
+from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
+
+__all__ = [
+    "CATALOGUE",
+    "MEMORY_FRACTIONS",
+    "MySQLSystem",
+    "format_value",
+    "load_space",
+    "render_mycnf",
+]
+
+log = logging.getLogger(__name__)
+
+CATALOGUE = Path(__file__).with_name("knobs.yaml")
+#: knob -> (fraction of RAM as the range maximum, lowest allowed maximum in the knob's unit).
+#: The buffer pool may take up to 60 % of RAM (the usual guidance is 50-75 % on a dedicated
+#: host, less here because the benchmark client shares the machine).
+MEMORY_FRACTIONS: dict[str, tuple[float, float]] = {
+    "innodb_buffer_pool_size": (0.6, 512), "tmp_table_size": (1 / 32, 64),
+    "max_heap_table_size": (1 / 32, 64), "sort_buffer_size": (1 / 512, 8192),
+    "join_buffer_size": (1 / 512, 8192),
+}
+_UNIT_BYTES = {"innodb_buffer_pool_size": 2**20, "tmp_table_size": 2**20,
+               "max_heap_table_size": 2**20, "sort_buffer_size": 2**10,
+               "join_buffer_size": 2**10}
+_SUFFIX = {"MB": "M", "kB": "K", "GB": "G"}
+_DIRS = ["/usr/sbin", "/usr/bin", "/usr/local/mysql/bin"]
+_USER = "mysql"
+DATABASE = "bench"
+BENCH_USER, BENCH_PASSWORD = "bench", "bench"
+
+
+def load_space(knob_set: str = "10", machine: Machine | None = None) -> Space:
+    """The catalogue's knob set with memory maxima scaled to ``machine`` (default: this one)."""
+    space = load_catalogue(CATALOGUE, str(knob_set))
+    machine = machine or Machine.detect()
+    return space.with_overrides(memory_overrides(machine, MEMORY_FRACTIONS, space, _UNIT_BYTES))
+
+
+def format_value(knob: Knob, value: Value) -> str:
+    """A validated value as my.cnf wants it (K/M/G suffixes, ON/OFF)."""
+    if knob.type == "bool":
+        return "ON" if value else "OFF"
+    if knob.type == "int":
+        return f"{int(value)}{_SUFFIX.get(knob.unit, '')}"
+    if knob.type == "float":
+        return f"{float(value):.6g}"
+    return str(value)
+
+
+def render_mycnf(space: Space, config: Mapping[str, Value], base: Sequence[str]) -> str:
+    """The whole my.cnf: the adapter's fixed ``base`` lines, then the validated knobs."""
+    valid = space.validate(config, partial=True)
+    lines = ["# written by the harness for one tuning test; do not edit", "[mysqld]", *base,
+             "# tuned knobs"]
+    lines += [f"{name} = {format_value(space[name], value)}" for name, value in valid.items()]
+    return "\n".join(lines) + "\n"
+
+
+class MySQLSystem(ServerSystem):
+    """A private MariaDB/MySQL server owned by the harness (see :mod:`systems.dbserver.base`)."""
+
+    name = "mysql"
+    server_user = _USER
+    instance_name = "mysql"
+
+    def __init__(self, knob_set: str = "10", executor: Executor | None = None,
+                 run_as: str | None = None, space: Space | None = None) -> None:
+        super().__init__(space or load_space(knob_set), executor, run_as)
+        self.knob_set = str(knob_set)
+        self.bin = {
+            "server": find_binary(self.executor, ["mariadbd", "mysqld"], _DIRS,
+                                  "mariadb-server (or mysql-server)"),
+            "client": find_binary(self.executor, ["mariadb", "mysql"], _DIRS,
+                                  "mariadb-client (or mysql-client)"),
+            "admin": find_binary(self.executor, ["mariadb-admin", "mysqladmin"], _DIRS,
+                                 "mariadb-client (or mysql-client)"),
+        }
+        version = self.executor.run([self.bin["server"], "--version"], timeout_s=30).stdout
+        self.version = version.strip()
+        self.mariadb = "mariadb" in version.lower()
+        if self.mariadb:
+            self.bin["install_db"] = find_binary(
+                self.executor, ["mariadb-install-db", "mysql_install_db"], _DIRS,
+                "mariadb-server")
+        self._pid: int | None = None
+
+    # -- paths ------------------------------------------------------------------------------
+    def log_path(self) -> Path:
+        return self._require_instance() / "error.log"
+
+    @property
+    def cnf_path(self) -> Path:
+        return self._require_instance() / "my.cnf"
+
+    @property
+    def socket_path(self) -> Path:
+        return self._require_instance() / "mysqld.sock"
+
+    def base_lines(self) -> list[str]:
+        """Settings the adapter owns: paths, the private port, no remote access."""
+        instance = self._require_instance()
+        lines = [f"datadir = {self.data_dir}", f"socket = {self.socket_path}",
+                 f"port = {self.port}", "bind-address = 127.0.0.1",
+                 f"pid-file = {instance / 'mysqld.pid'}", f"log-error = {self.log_path()}",
+                 "skip-name-resolve"]
+        if not self.mariadb:
+            # MySQL 8 turns on the binary log and the X plugin (port 33060) by default; both
+            # off keeps it comparable to MariaDB here and avoids a fixed-port clash.
+            lines += ["skip-log-bin", "mysqlx = OFF"]
+        return lines
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def _initialise(self) -> None:
+        self.as_user(["rm", "-rf", str(self.data_dir)])
+        if self.mariadb:
+            command = [self.bin["install_db"], "--no-defaults", f"--datadir={self.data_dir}",
+                       "--auth-root-authentication-method=normal", "--skip-test-db",
+                       "--skip-name-resolve"]
+        else:
+            command = [self.bin["server"], "--no-defaults", "--initialize-insecure",
+                       f"--datadir={self.data_dir}"]
+        self.as_user(command, timeout_s=300)
+
+    def _after_first_start(self) -> None:
+        # MySQL 8 defaults to caching_sha2_password, which PyMySQL can only use with extra
+        # packages or TLS; the native method works with every client here.
+        auth = "IDENTIFIED BY" if self.mariadb else "IDENTIFIED WITH mysql_native_password BY"
+        self.sql(f"CREATE DATABASE {DATABASE}; "
+                 f"CREATE USER '{BENCH_USER}'@'127.0.0.1' {auth} '{BENCH_PASSWORD}'; "
+                 f"GRANT ALL ON {DATABASE}.* TO '{BENCH_USER}'@'127.0.0.1'")
+
+    def apply(self, config: Config) -> None:
+        merged = {**self.space.default(), **self.space.validate(config, partial=True)}
+        self.executor.write_text(self.cnf_path,
+                                 render_mycnf(self.space, merged, self.base_lines()))
+        self.config = merged
+
+    def _launch(self, timeout_s: float) -> None:
+        self.as_user(["truncate", "-s", "0", str(self.log_path())], check=False)
+        # The server does not daemonise itself: a fixed sh snippet starts it in the
+        # background with its output detached, and prints its pid (values stay arguments).
+        started = self.as_user(["sh", "-c", '"$0" "$@" </dev/null >/dev/null 2>&1 & echo $!',
+                                self.bin["server"], f"--defaults-file={self.cnf_path}"],
+                               timeout_s=30)
+        self._pid = int(started.stdout.strip())
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not self._alive(self._pid):
+                self._pid = None
+                tail = self.log_tail()
+                errors = [line for line in tail.splitlines() if "ERROR" in line]
+                raise SystemStartError(
+                    "mysqld exited during start-up with this configuration: "
+                    f"{errors[0] if errors else (tail.splitlines() or ['-'])[-1]}", tail)
+            ping = self.executor.run([self.bin["admin"], "--no-defaults",
+                                      f"--socket={self.socket_path}", "-uroot",
+                                      "--connect-timeout=2", "ping"], check=False, timeout_s=10)
+            if ping.ok:
+                return
+            time.sleep(0.1)
+        self._halt()
+        raise SystemStartError(f"mysqld was not ready within {timeout_s:g}s", self.log_tail())
+
+    def _alive(self, pid: int) -> bool:
+        return bool(self.as_user(["kill", "-0", str(pid)], check=False, timeout_s=10).ok)
+
+    def _halt(self) -> None:
+        pid = self._pid
+        if pid is None:
+            return
+        self.as_user(["kill", "-TERM", str(pid)], check=False, timeout_s=10)
+        deadline = time.monotonic() + 120  # a clean InnoDB shutdown flushes the buffer pool
+        while time.monotonic() < deadline and self._alive(pid):
+            time.sleep(0.05)
+        if self._alive(pid):
+            log.warning("mysqld %d ignored SIGTERM for 120s; killing it", pid)
+            self.as_user(["kill", "-KILL", str(pid)], check=False, timeout_s=10)
+        self._pid = None
+
+    def _running(self) -> bool:
+        return self._pid is not None and self._alive(self._pid)
+
+    # -- clients ------------------------------------------------------------------------------
+    def sql(self, statements: str) -> str:
+        """Run SQL as root over the private socket and return the tab-separated output."""
+        result = self.executor.run([self.bin["client"], "--no-defaults",
+                                    f"--socket={self.socket_path}", "-uroot", "-N", "-B",
+                                    "-e", statements], timeout_s=120)
+        return str(result.stdout).strip()
+
+    def dbapi_target(self) -> dict[str, Any]:
+        return {"dialect": "mysql", "host": "127.0.0.1", "port": self.port, "user": BENCH_USER,
+                "password": BENCH_PASSWORD, "database": DATABASE}
+
+    def sysbench_args(self) -> list[str]:
+        return ["--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={self.port}",
+                f"--mysql-user={BENCH_USER}", f"--mysql-password={BENCH_PASSWORD}",
+                f"--mysql-db={DATABASE}"]
+
+    def describe(self) -> dict[str, str]:
+        return {**super().describe(), "knob_set": self.knob_set, "version": self.version}

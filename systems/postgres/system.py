@@ -1,0 +1,174 @@
+"""The PostgreSQL adapter: a private cluster (initdb) on 127.0.0.1:<free port>, tuned through a
+``tuning.conf`` that ``postgresql.conf`` includes with ``include_if_exists``."""
+
+from __future__ import annotations
+
+import glob
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.errors import SystemStartError
+from harness.executor import CommandTimeout, Executor
+from harness.machine import Machine
+from harness.space import Config, Knob, Space, Value, load_catalogue
+from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
+
+__all__ = [
+    "CATALOGUE",
+    "MEMORY_FRACTIONS",
+    "PostgresSystem",
+    "format_value",
+    "load_space",
+    "render_tuning_conf",
+]
+
+log = logging.getLogger(__name__)
+
+CATALOGUE = Path(__file__).with_name("knobs.yaml")
+#: knob -> (fraction of RAM as the range maximum, lowest allowed maximum in the knob's unit).
+#: shared_buffers up to 1/2 of RAM (pgtune suggests 1/4; beyond 1/2 the OS cache starves),
+#: effective_cache_size up to 90 %, per-operation work_mem up to 1/32, maintenance 1/8.
+MEMORY_FRACTIONS: dict[str, tuple[float, float]] = {
+    "shared_buffers": (0.5, 256), "effective_cache_size": (0.9, 1024),
+    "work_mem": (1 / 32, 65536), "maintenance_work_mem": (1 / 8, 256),
+    "temp_buffers": (1 / 64, 65536),
+}
+_UNIT_BYTES = {"shared_buffers": 2**20, "effective_cache_size": 2**20, "work_mem": 2**10,
+               "maintenance_work_mem": 2**20, "temp_buffers": 2**10}
+#: units PostgreSQL accepts as a suffix of a value in postgresql.conf
+_PG_UNITS = {"kB", "MB", "GB", "TB", "ms", "s", "min", "h", "d"}
+_PG_DIRS = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)  # newest major first
+_USER = "postgres"
+DATABASE = "bench"
+
+
+def load_space(knob_set: str = "10", machine: Machine | None = None) -> Space:
+    """The catalogue's knob set with memory maxima scaled to ``machine`` (default: this one)."""
+    space = load_catalogue(CATALOGUE, str(knob_set))
+    machine = machine or Machine.detect()
+    return space.with_overrides(memory_overrides(machine, MEMORY_FRACTIONS, space, _UNIT_BYTES))
+
+
+def format_value(knob: Knob, value: Value) -> str:
+    """A validated value as postgresql.conf wants it (units as suffixes, strings quoted)."""
+    if knob.type == "bool":
+        return "on" if value else "off"
+    if knob.type == "enum":
+        return f"'{value}'"
+    if knob.type == "int":
+        return f"'{int(value)}{knob.unit}'" if knob.unit in _PG_UNITS else str(int(value))
+    return f"{float(value):.6g}"
+
+
+def render_tuning_conf(space: Space, config: Mapping[str, Value]) -> str:
+    """The whole ``tuning.conf`` for ``config`` (validated against ``space`` first)."""
+    valid = space.validate(config, partial=True)
+    lines = ["# written by the harness for one tuning test; do not edit"]
+    lines += [f"{name} = {format_value(space[name], value)}" for name, value in valid.items()]
+    return "\n".join(lines) + "\n"
+
+
+class PostgresSystem(ServerSystem):
+    """A private PostgreSQL cluster owned by the harness (see :mod:`systems.dbserver.base`)."""
+
+    name = "postgres"
+    server_user = _USER
+    instance_name = "postgres"
+
+    def __init__(self, knob_set: str = "10", executor: Executor | None = None,
+                 run_as: str | None = None, space: Space | None = None) -> None:
+        super().__init__(space or load_space(knob_set), executor, run_as)
+        self.knob_set = str(knob_set)
+        package = "postgresql"
+        self.bin = {name: find_binary(self.executor, [name], _PG_DIRS, package)
+                    for name in ("initdb", "pg_ctl", "psql")}
+        self.bin["pgbench"] = find_binary(self.executor, ["pgbench"], _PG_DIRS,
+                                          "postgresql-contrib (or postgresql-client)")
+
+    # -- paths ------------------------------------------------------------------------------
+    def log_path(self) -> Path:
+        return self._require_instance() / "server.log"
+
+    @property
+    def tuning_path(self) -> Path:
+        return self._require_instance() / "tuning.conf"
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def _initialise(self) -> None:
+        self.as_user(["rm", "-rf", str(self.data_dir)])
+        self.as_user([self.bin["initdb"], "-D", str(self.data_dir), "-U", _USER, "--auth=trust",
+                      "-E", "UTF8", "--no-sync"], timeout_s=120)
+        conf = self.data_dir / "postgresql.conf"
+        base = self.executor.read_text(conf)
+        base += ("\n# added by the harness: private instance, tuned via tuning.conf\n"
+                 "listen_addresses = '127.0.0.1'\n"
+                 f"port = {self.port}\n"
+                 f"unix_socket_directories = '{self.instance}'\n"
+                 f"include_if_exists = '{self.tuning_path}'\n")
+        self.executor.write_text(conf, base)
+
+    def _after_first_start(self) -> None:
+        self.psql(f"CREATE DATABASE {DATABASE}", database="postgres")
+
+    def _before_snapshot(self) -> None:
+        # Fresh planner statistics in the snapshot, and a checkpoint so the stop is quick.
+        self.psql("VACUUM ANALYZE")
+        self.psql("CHECKPOINT")
+
+    def apply(self, config: Config) -> None:
+        merged = {**self.space.default(), **self.space.validate(config, partial=True)}
+        self.executor.write_text(self.tuning_path, render_tuning_conf(self.space, merged))
+        self.config = merged
+
+    def _launch(self, timeout_s: float) -> None:
+        self.as_user(["truncate", "-s", "0", str(self.log_path())], check=False)
+        command = [self.bin["pg_ctl"], "-D", str(self.data_dir), "-l", str(self.log_path()),
+                   "-w", "-t", str(max(1, int(timeout_s))), "start"]
+        try:
+            result = self.as_user(command, check=False, timeout_s=timeout_s + 10)
+        except CommandTimeout:
+            self._halt()
+            raise SystemStartError(f"postgres was not ready within {timeout_s:g}s",
+                                   self.log_tail()) from None
+        if not result.ok:
+            tail = self.log_tail()
+            raise SystemStartError(
+                f"postgres refused to start with this configuration (pg_ctl exited "
+                f"{result.exit_code}); last log line: {tail.splitlines()[-1] if tail else '-'}",
+                tail)
+
+    def _halt(self) -> None:
+        self.as_user([self.bin["pg_ctl"], "-D", str(self.data_dir), "-m", "fast", "-w",
+                      "-t", "60", "stop"], check=False, timeout_s=90)
+
+    def _running(self) -> bool:
+        if not self.executor.exists(self.data_dir / "postmaster.pid"):
+            return False
+        result = self.as_user([self.bin["pg_ctl"], "-D", str(self.data_dir), "status"],
+                              check=False, timeout_s=30)
+        return result.exit_code == 0
+
+    # -- clients ------------------------------------------------------------------------------
+    def psql(self, sql: str, database: str = DATABASE) -> str:
+        """Run one SQL command as the superuser and return its unaligned output."""
+        result = self.executor.run([self.bin["psql"], "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                                    "-h", "127.0.0.1", "-p", str(self.port), "-U", _USER,
+                                    "-d", database, "-c", sql], timeout_s=120)
+        return str(result.stdout).strip()
+
+    def dbapi_target(self) -> dict[str, Any]:
+        return {"dialect": "postgres", "host": "127.0.0.1", "port": self.port, "user": _USER,
+                "password": "", "database": DATABASE}
+
+    def sysbench_args(self) -> list[str]:
+        return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={self.port}",
+                f"--pgsql-user={_USER}", f"--pgsql-db={DATABASE}"]
+
+    def pgbench_args(self) -> list[str]:
+        """Connection options for pgbench (the database name goes last on its command line)."""
+        return ["-h", "127.0.0.1", "-p", str(self.port), "-U", _USER]
+
+    def describe(self) -> dict[str, str]:
+        return {**super().describe(), "knob_set": self.knob_set, "bin": self.bin["pg_ctl"]}
