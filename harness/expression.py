@@ -109,8 +109,8 @@ def _sqrt(x: float) -> float:
 
 # name -> (min args, max args or None, function)
 _FUNCTIONS: dict[str, tuple[int, int | None, Callable[..., float]]] = {
-    "min": (1, None, min),
-    "max": (1, None, max),
+    "min": (1, None, lambda *args: min(args)),  # min(x) of one number is x
+    "max": (1, None, lambda *args: max(args)),
     "abs": (1, 1, abs),
     "sqrt": (1, 1, _sqrt),
     "log": (1, 1, _positive("log", math.log)),
