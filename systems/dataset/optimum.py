@@ -59,14 +59,17 @@ def search_optimum(model: SurrogateModel, space: Space, direction: str, *,
     order = np.argsort(-pool_scores)[:starts]
     current, current_scores = pool[order], pool_scores[order]
     candidates = [current.copy()]
+    n = len(current)
     for step in range(steps):
         sigma = 0.1 * (0.02 ** (step / max(steps - 1, 1)))  # 0.1 -> 0.002
-        for i in range(len(current)):
-            trial = np.clip(current[i] + rng.normal(0.0, sigma, (batch, space.dim)), 0.0, 1.0)
-            sc = _scores(model, trial, sign)
-            j = int(np.argmax(sc))
-            if sc[j] > current_scores[i]:
-                current[i], current_scores[i] = trial[j], sc[j]
+        # All starts at once: (n, batch, d) perturbations predicted in one call.
+        steps_ = rng.normal(0.0, sigma, (n, batch, space.dim))
+        trial = np.clip(current[:, None, :] + steps_, 0.0, 1.0)
+        sc = _scores(model, trial.reshape(-1, space.dim), sign).reshape(n, batch)
+        j = np.argmax(sc, axis=1)
+        better = sc[np.arange(n), j] > current_scores
+        current[better] = trial[np.arange(n), j][better]
+        current_scores[better] = sc[np.arange(n), j][better]
         candidates.append(current.copy())
     # Snap every refinement stage's points to real configurations and pick the best of those.
     unique = np.unique(np.vstack(candidates), axis=0)
