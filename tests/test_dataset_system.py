@@ -241,3 +241,21 @@ def test_useless_data_is_refused_unless_allowed(tmp_path: Path,
     with caplog.at_level(logging.WARNING):
         system = DatasetSystem(str(path), "y", cache_dir=None, allow_poor_fidelity=True)
     assert "POOR FIDELITY" in caplog.text and "τ" in system.describe()["fidelity_warning"]
+
+
+def test_a_knob_catalogue_supplies_types_scales_and_ranges(synthetic_export: Path,
+                                                           tmp_path: Path) -> None:
+    from systems.synthetic.system import CATALOGUE
+
+    plain = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path))
+    assert not plain.space["buffer_pool_mb"].log  # the data alone cannot tell
+    typed = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path),
+                          catalogue=str(CATALOGUE))
+    real = SyntheticSystem(knob_set="10").space
+    assert typed.space.knobs == real.knobs
+    assert typed.space.default() == real.default()
+    narrow = tmp_path / "narrow.yaml"
+    narrow.write_text(CATALOGUE.read_text().replace("max: 16384", "max: 1000", 1))
+    with pytest.raises(ConfigError, match="does not fit the knob catalogue: knob 'buffer_pool"):
+        DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path),
+                      catalogue=str(narrow))

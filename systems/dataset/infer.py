@@ -33,7 +33,7 @@ from harness.errors import ConfigError
 from harness.space import Config, Knob, Space
 from systems.dataset.tables import Table
 
-__all__ = ["BOOKKEEPING", "Dataset", "bestconf_name", "build_dataset"]
+__all__ = ["BOOKKEEPING", "Dataset", "apply_catalogue", "bestconf_name", "build_dataset"]
 
 log = logging.getLogger(__name__)
 
@@ -241,3 +241,36 @@ def build_dataset(table: Table, target: str | None, *, exclude: Sequence[str] = 
 
 def _with_default(knob: Knob, value: bool | int | float | str) -> Knob:
     return replace(knob, default=value)
+
+
+def apply_catalogue(dataset: Dataset, catalogue: Space) -> Dataset:
+    """Take the definitions (type, range, log scale, enum values, unit) of knobs that a knob
+    catalogue knows from the catalogue instead of the data, e.g. so that a surrogate of a
+    harness export keeps ``page_size`` a power-of-two enum and log-scaled sizes log-scaled.
+
+    The default stays the data's when it came from a row (``is_default``/``default_row``),
+    else the catalogue's. Every recorded value must be valid under the catalogue.
+    """
+    from_row = not dataset.default_source.startswith("median")
+    knobs = []
+    for knob in dataset.space.knobs:
+        if knob.name not in catalogue:
+            knobs.append(knob)
+            continue
+        ref = catalogue[knob.name]
+        default = ref.check(knob.default, "default") if from_row else ref.default
+        knobs.append(replace(ref, default=default))
+    space = Space(tuple(knobs))
+    configs: list[Config] = []
+    for i, config in enumerate(dataset.configs):
+        try:
+            configs.append(space.validate(config))
+        except ConfigError as exc:
+            raise ConfigError(f"data row {i + 1} does not fit the knob catalogue: {exc}"
+                              ) from None
+    if not from_row:
+        source = "the knob catalogue's defaults (the data marks no default)"
+    else:
+        source = dataset.default_source
+    return replace(dataset, space=space, configs=configs, points=space.encode_many(configs),
+                   default_source=source)

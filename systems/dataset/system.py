@@ -21,9 +21,9 @@ from typing import Any, Literal
 import numpy as np
 
 from harness.errors import ConfigError, SystemStartError, WorkloadError, WorkloadTimeout
-from harness.space import Config
+from harness.space import Config, load_catalogue
 from harness.system import MetricSpec, System, Workload
-from systems.dataset.infer import Dataset, build_dataset
+from systems.dataset.infer import Dataset, apply_catalogue, build_dataset
 from systems.dataset.model import ModelSettings, load_or_fit
 from systems.dataset.optimum import load_optima, search_optimum
 from systems.dataset.tables import read_table
@@ -64,6 +64,7 @@ class DatasetSystem(System):
                  tau_warn: float = 0.4, tau_refuse: float = 0.1,
                  failure_status: str = "auto",
                  cache_dir: str | None = "results/cache/surrogates",
+                 catalogue: str | None = None, knob_set: str | None = None,
                  unit: str = "", source: str = "") -> None:
         if direction not in ("max", "min"):
             raise ConfigError(f"dataset direction must be max or min, got {direction!r}")
@@ -73,6 +74,8 @@ class DatasetSystem(System):
         self.dataset: Dataset = build_dataset(
             table, target, exclude=tuple(exclude or ()), failure_value=failure_value,
             default_row=default_row, rename=rename, max_enum=max_enum)
+        if catalogue:
+            self.dataset = apply_catalogue(self.dataset, load_catalogue(catalogue, knob_set))
         super().__init__(self.dataset.space)
         self.target = self.dataset.target.removeprefix("result.")
         self.name = name or f"surrogate_{self.path.stem}"
