@@ -1,0 +1,136 @@
+"""Compare every tuner in conf/tuner/ (expert ones excepted) on the synthetic systems.
+
+Each (tuner, system, seed) session runs in-process with :func:`harness.loop.tune` at the given
+budget; the table reports the final best throughput (mean and standard deviation over seeds),
+the improvement over the default configuration, the fraction of the known optimum reached, and
+the tuner's own computation time per session (``tuner.compute_seconds``, test time excluded).
+
+    python scripts/compare_tuners.py --seeds 5 --budget 100 --processes 2 \
+        --cache results/baselines/compare_cache.json > results/baselines/compare_synthetic.md
+
+``--cache`` keeps finished sessions in a JSON file so an interrupted run resumes; ``--tuners``
+restricts the comparison to some tuner configs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+TUNER_DIR = ROOT / "conf" / "tuner"
+SYSTEMS = ("10", "30")
+
+
+def tuner_names(only: list[str] | None) -> list[str]:
+    """Tuner config names in conf/tuner/ except the expert ones (they need a real system)."""
+    names = sorted(p.stem for p in TUNER_DIR.glob("*.yaml") if not p.stem.startswith("expert"))
+    return [n for n in names if not only or n in only]
+
+
+def run_session(job: tuple[str, str, int, int]) -> dict[str, Any]:
+    """One session; returns its summary (or the error that stopped it)."""
+    name, knob_set, seed, budget = job
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    from harness.loop import tune
+    from harness.objective import Objective
+    from systems.synthetic import SyntheticSystem, SyntheticWorkload
+
+    system, workload = SyntheticSystem(knob_set), SyntheticWorkload()
+    system.setup(Path("."), workload)
+    cfg = OmegaConf.load(TUNER_DIR / f"{name}.yaml")
+    started = time.perf_counter()
+    try:
+        tuner = instantiate(cfg)(space=system.space, seed=seed, budget=budget)
+        obs = tune(tuner, system, workload, Objective("throughput", "max"), budget)
+    except ImportError as exc:  # an optional peer that is not installed
+        return {"tuner": name, "system": system.name, "seed": seed, "error": str(exc)}
+    best = tuner.best()
+    return {"tuner": name, "system": system.name, "seed": seed, "tests": len(obs),
+            "default": obs[0].score, "best": best.score if best else None,
+            "optimum": system.known_optimum()[1], "failures": sum(not o.ok for o in obs),
+            "compute_s": tuner.compute_seconds, "wall_s": time.perf_counter() - started}
+
+
+def _fmt(values: list[float], digits: int = 0) -> str:
+    mean = statistics.fmean(values)
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{mean:,.{digits}f} ± {std:,.{digits}f}"
+
+
+def table(rows: list[dict[str, Any]], budget: int) -> str:
+    """The markdown comparison table, one block per system."""
+    lines: list[str] = []
+    for system in sorted({r["system"] for r in rows}):
+        mine = [r for r in rows if r["system"] == system]
+        seeds = sorted({r["seed"] for r in mine})
+        lines += [f"### {system}, budget {budget}, seeds {seeds[0]}..{seeds[-1]} "
+                  f"(mean ± std over {len(seeds)} seeds)", "",
+                  "| tuner | best throughput | improvement over default | fraction of optimum "
+                  "| failed tests | tuner time per session (s) |",
+                  "|---|---|---|---|---|---|"]
+        summary = []
+        for name in sorted({r["tuner"] for r in mine}):
+            runs = [r for r in mine if r["tuner"] == name]
+            if any("error" in r for r in runs):
+                lines.append(f"| {name} | not run: {runs[0].get('error', '')} | | | | |")
+                continue
+            best = [r["best"] for r in runs]
+            gain = [100.0 * (r["best"] / r["default"] - 1.0) for r in runs]
+            frac = [r["best"] / r["optimum"] for r in runs]
+            summary.append((statistics.fmean(best), name, best, gain, frac, runs))
+        for _, name, best, gain, frac, runs in sorted(summary, reverse=True):
+            lines.append(f"| {name} | {_fmt(best)} | {_fmt(gain, 1)} % | {_fmt(frac, 3)} | "
+                         f"{statistics.fmean(r['failures'] for r in runs):.1f} | "
+                         f"{_fmt([r['compute_s'] for r in runs], 2)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--budget", type=int, default=100)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--tuners", nargs="*", help="tuner config names (default: all)")
+    parser.add_argument("--systems", nargs="*", default=list(SYSTEMS), choices=SYSTEMS)
+    parser.add_argument("--cache", type=Path, help="JSON file of finished sessions (resume)")
+    args = parser.parse_args(argv)
+
+    cached: dict[str, dict[str, Any]] = {}
+    if args.cache and args.cache.exists():
+        cached = json.loads(args.cache.read_text())
+    jobs = [(name, ks, seed, args.budget) for name in tuner_names(args.tuners)
+            for ks in args.systems for seed in range(args.seeds)]
+    key = "{}|{}|{}|{}".format
+    todo = [j for j in jobs if key(*j) not in cached]
+    # One BLAS thread per worker: the processes already use the cores.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
+        for job, result in zip(todo, pool.imap(run_session, todo), strict=True):
+            cached[key(*job)] = result
+            print(f"done {key(*job)}: {result.get('best', result.get('error'))}",
+                  file=sys.stderr, flush=True)
+            if args.cache:
+                args.cache.parent.mkdir(parents=True, exist_ok=True)
+                args.cache.write_text(json.dumps(cached, indent=1))
+    rows = [cached[key(*j)] for j in jobs]
+    command = "python scripts/compare_tuners.py " + " ".join(argv if argv is not None
+                                                              else sys.argv[1:])
+    print(f"<!-- generated by: {command} -->\n")
+    print(table(rows, args.budget))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
