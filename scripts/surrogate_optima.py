@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from systems.dataset.builtin import builtin_names, load_builtin
-from systems.dataset.optimum import OPTIMA_FILE, search_optimum
+from systems.dataset.optimum import OPTIMA_FILE, load_optima, search_optimum
 
 
 def main() -> int:
@@ -29,7 +29,8 @@ def main() -> int:
     parser.add_argument("names", nargs="*", help="surrogates (default: all built-in)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
-    entries: dict[str, Any] = {}
+    # Searching a subset updates those entries and keeps the others.
+    entries: dict[str, Any] = load_optima() if args.names else {}
     for name in args.names or builtin_names():
         started = time.perf_counter()
         system, _ = load_builtin(name)
@@ -50,7 +51,8 @@ def main() -> int:
               f"predicted {default_value:.2f}) in {time.perf_counter() - started:.1f} s")
     header = ("# Best-known optimum of each built-in surrogate (a search of the surrogate "
               "itself).\n# Produced by: python scripts/surrogate_optima.py --points "
-              f"{args.points} --seed {args.seed}\n")
+              f"{args.points} --seed {args.seed}" + (" " + " ".join(args.names) if args.names
+                                                      else "") + "\n")
     OPTIMA_FILE.write_text(header + yaml.safe_dump(entries, sort_keys=True, width=99))
     print(f"wrote {OPTIMA_FILE}")
     return 0

@@ -43,11 +43,11 @@ def _build(compose: Compose, name: str, cache: str, *overrides: str
     return system, workload, cfg
 
 
-def test_the_seven_builtin_surrogates_are_configured() -> None:
+def test_the_builtin_surrogates_are_configured() -> None:
     assert SURROGATES == ["surrogate_cassandra_ycsba", "surrogate_hive_join",
                           "surrogate_hive_pagerank", "surrogate_mysql_oltp",
                           "surrogate_mysql_zipfian", "surrogate_spark_pagerank",
-                          "surrogate_tomcat"]
+                          "surrogate_sqlite_readwrite", "surrogate_tomcat"]
 
 
 # Fitting Tomcat (3960 rows) and Hive Join (110 knobs) takes a few seconds on a fresh cache.
@@ -64,14 +64,14 @@ def test_each_builtin_surrogate_loads_and_evaluates(compose_cfg: Compose, cache_
     assert cfg.system.description.startswith("SURROGATE")
     system.setup(tmp_path, workload)
     objective = Objective.for_workload(workload.metrics)
-    assert (objective.metric, objective.direction) == ("performance", "max")
-    # The default is BestConfig's first data row, and the surrogate scores it near its record.
+    assert (objective.metric, objective.direction) == (system.target, "max")
+    # The default is the first data row (BestConfig's, or the export's is_default row).
     first = system.dataset.configs[0]
     assert system.space.default() == first
     obs = run_test(system, workload, objective, system.space.default(), 0, is_default=True)
     low, high = system.model.value_range
     if obs.ok:
-        assert low <= obs.metrics["performance"] <= high
+        assert low <= obs.metrics[system.target] <= high
     else:  # Hive's default sits next to many slow (aborted) configurations
         assert obs.status is Status.TIMED_OUT
     started = time.perf_counter()
@@ -81,7 +81,7 @@ def test_each_builtin_surrogate_loads_and_evaluates(compose_cfg: Compose, cache_
     assert Status.SUCCEEDED in statuses
     assert set(statuses) <= {Status.SUCCEEDED, Status.TIMED_OUT}
     tags = system.describe()
-    assert tags["system_kind"] == "surrogate" and tags["surrogate_target"] == "performance"
+    assert tags["system_kind"] == "surrogate" and tags["surrogate_target"] == system.target
     assert float(tags["fidelity_tau"]) == pytest.approx(system.fidelity.tau, abs=1e-3)
 
 

@@ -75,7 +75,8 @@ class DatasetSystem(System):
             table, target, exclude=tuple(exclude or ()), failure_value=failure_value,
             default_row=default_row, rename=rename, max_enum=max_enum)
         if catalogue:
-            self.dataset = apply_catalogue(self.dataset, load_catalogue(catalogue, knob_set))
+            self.dataset = apply_catalogue(
+                self.dataset, load_catalogue(resolve_path(catalogue), knob_set))
         super().__init__(self.dataset.space)
         self.target = self.dataset.target.removeprefix("result.")
         self.name = name or f"surrogate_{self.path.stem}"
