@@ -49,7 +49,14 @@ def resolve_path(path: str | Path | None) -> Path:
 
 class DatasetSystem(System):
     """A surrogate of a real system, built from its recorded (configuration -> performance)
-    samples. ``kind`` is ``"surrogate"`` and the default name starts with ``surrogate_``."""
+    samples. ``kind`` is ``"surrogate"`` and the default name starts with ``surrogate_``.
+
+    Main parameters: ``path`` (CSV/ARFF, or ``builtin:<file under data/>``), ``target`` column
+    and ``direction``; ``noise``/``noise_seed`` (residual noise); ``default_row``,
+    ``failure_value``, ``exclude``, ``rename``, ``catalogue``/``knob_set`` (how the table is
+    read, see :mod:`systems.dataset.infer`); forest settings; ``allow_poor_fidelity`` and the
+    warn/refuse thresholds; ``failure_status`` (how a predicted failure shows); ``cache_dir``.
+    """
 
     kind = "surrogate"
 
