@@ -1,0 +1,128 @@
+"""Compare ClassyTune (paper and best mode) with random and LHS on the synthetic systems.
+
+Each tuner runs a whole in-process session (:func:`harness.loop.tune`) per system and seed; the
+script prints, per system and tuner, the mean and std of the final best throughput, the mean
+improvement over the default configuration, the mean fraction of the known optimum, how many
+seeds beat ``lhs`` and ``random`` on the same seed, and the tuner's mean computation time.
+
+Tuners are given as ``label=conf_name[:key=value,...]`` (``conf_name`` is a file of
+``conf/tuner/``; values are YAML), e.g. ``ct3=classytune:rounds=3,s_factor=30``.
+
+    python scripts/compare_classytune.py --seeds 10 --out results/classytune/compare_synthetic.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from harness.loop import tune
+from harness.objective import Objective
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TUNERS = ["classytune_paper=classytune_paper", "classytune=classytune",
+                  "random=random", "lhs=lhs"]
+
+
+def parse_tuner(spec: str) -> tuple[str, str, dict[str, Any]]:
+    label, _, rest = spec.partition("=")
+    conf, _, overrides = (rest or label).partition(":")
+    values: dict[str, Any] = {}
+    for item in filter(None, overrides.split(",")):
+        key, _, value = item.partition("=")
+        values[key] = yaml.safe_load(value)
+    return label, conf, values
+
+
+def make_factory(conf: str, overrides: dict[str, Any]) -> Any:
+    cfg = OmegaConf.load(ROOT / "conf" / "tuner" / f"{conf}.yaml")
+    assert isinstance(cfg, DictConfig)
+    for key, value in overrides.items():
+        cfg[key] = value
+    return instantiate(cfg)
+
+
+def run(label: str, factory: Any, knob_set: str, seed: int, budget: int) -> dict[str, float]:
+    system, workload = SyntheticSystem(knob_set), SyntheticWorkload()
+    system.setup(Path(tempfile.gettempdir()), workload)
+    objective = Objective.for_workload(workload.metrics)
+    tuner = factory(space=system.space, seed=seed, budget=budget)
+    started = time.perf_counter()
+    observations = tune(tuner, system, workload, objective, budget)
+    wall = time.perf_counter() - started
+    best = tuner.best()
+    assert best is not None and len(observations) == budget
+    default = observations[0].metrics["throughput"]
+    value = best.metrics["throughput"]
+    return {"best": value, "improvement": value / default - 1.0,
+            "optimum_fraction": value / system.known_optimum()[1],
+            "tuner_s": tuner.compute_seconds, "wall_s": wall,
+            "failures": sum(not o.ok for o in observations)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tuners", nargs="+", default=DEFAULT_TUNERS)
+    parser.add_argument("--systems", nargs="+", default=["10", "30"])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--budget", type=int, default=100)
+    parser.add_argument("--out", type=Path, help="also write the report (markdown) here")
+    args = parser.parse_args(argv)
+    specs = [parse_tuner(s) for s in args.tuners]
+    lines = [f"Command: `python scripts/compare_classytune.py {' '.join(argv or sys.argv[1:])}`",
+             "", f"Budget {args.budget} (default included), seeds 0..{args.seeds - 1}; "
+             "best = final best measured throughput (ops/s, noise-free synthetic system); "
+             "impr = improvement over the default; opt = fraction of the known optimum; "
+             ">lhs / >rnd = seeds on which the tuner's best beats lhs / random on the same seed; "
+             "tuner s = tuner computation per session (train + search + sampling).", ""]
+    for knob_set in args.systems:
+        results: dict[str, list[dict[str, float]]] = {}
+        for label, conf, overrides in specs:
+            factory = make_factory(conf, overrides)
+            results[label] = [run(label, factory, knob_set, seed, args.budget)
+                              for seed in range(args.seeds)]
+            print(f"  done {label} on synthetic{knob_set}", file=sys.stderr, flush=True)
+        optimum = SyntheticSystem(knob_set).known_optimum()[1]
+        lines += [f"## synthetic{knob_set} (known optimum {optimum:.0f})", "",
+                  "| tuner | best mean | best std | impr mean | opt mean | >lhs | >rnd "
+                  "| failed tests | tuner s |", "|---|---|---|---|---|---|---|---|---|"]
+        for label, rows in results.items():
+            best = [r["best"] for r in rows]
+
+            def beats(other: str, rows: list[dict[str, float]] = rows,
+                      results: dict[str, list[dict[str, float]]] = results) -> str:
+                if other not in results:
+                    return "-"
+                wins = sum(a["best"] > b["best"] for a, b in zip(rows, results[other],
+                                                                  strict=True))
+                return f"{wins}/{len(rows)}"
+
+            lines.append(
+                f"| {label} | {statistics.mean(best):.0f} | {statistics.pstdev(best):.0f} "
+                f"| {np.mean([r['improvement'] for r in rows]):+.1%} "
+                f"| {np.mean([r['optimum_fraction'] for r in rows]):.3f} "
+                f"| {beats('lhs')} | {beats('random')} "
+                f"| {np.mean([r['failures'] for r in rows]):.1f} "
+                f"| {np.mean([r['tuner_s'] for r in rows]):.2f} |")
+        lines.append("")
+    report = "\n".join(lines)
+    print(report)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(report + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
