@@ -2,5 +2,6 @@
 snapshot/restore, guaranteed stop) and the sysbench workload that drives both."""
 
 from systems.dbserver.base import ServerSystem, find_binary, free_port, memory_overrides
+from systems.dbserver.sysbench import SysbenchOLTP
 
-__all__ = ["ServerSystem", "find_binary", "free_port", "memory_overrides"]
+__all__ = ["ServerSystem", "SysbenchOLTP", "find_binary", "free_port", "memory_overrides"]
