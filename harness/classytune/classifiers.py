@@ -5,10 +5,12 @@ passed to every one that draws random numbers. Any default can be overridden wit
 arguments (``classifier_options`` of the tuner).
 
 * ``xgboost`` (default): ``xgboost.XGBClassifier`` with 200 trees of depth 3 (learning rate
-  0.3), histogram method, ``n_jobs=2``. Shallow trees were chosen over XGBoost's depth 6 on the
+  0.3), histogram method, ``n_jobs=1``. Shallow trees were chosen over XGBoost's depth 6 on the
   synthetic systems (50-100 LHS samples, 10 and 30 knobs, 4 seeds): the correlation of the
   predicted win probability against the pivot with the true response rose from 0.15-0.29 to
   0.23-0.45, and the share of true winners among predicted ones from 2-4% to 6-8%.
+  One thread: on this shared 2-core machine two OpenMP threads made a 1 s fit take 5-20 s
+  whenever other jobs held the cores (oversubscription); one thread is predictable.
 * ``decision_tree``, ``random_forest`` (100 trees), ``logistic`` (logistic regression),
   ``svm`` (RBF SVC; its training is quadratic in the ~10^4 rows, so it is the slowest by far),
   ``mlp`` (two hidden layers of 64, early stopping): scikit-learn. ``logistic``, ``svm`` and
@@ -39,7 +41,7 @@ def make_classifier(name: str = "xgboost", seed: int = 0, **options: Any) -> Any
         from xgboost import XGBClassifier
 
         params: dict[str, Any] = dict(n_estimators=200, max_depth=3, learning_rate=0.3,
-                                      tree_method="hist", n_jobs=2, random_state=seed,
+                                      tree_method="hist", n_jobs=1, random_state=seed,
                                       verbosity=0)
         return XGBClassifier(**{**params, **options})
     from sklearn.pipeline import make_pipeline
@@ -52,7 +54,7 @@ def make_classifier(name: str = "xgboost", seed: int = 0, **options: Any) -> Any
     if name == "random_forest":
         from sklearn.ensemble import RandomForestClassifier
 
-        return RandomForestClassifier(**{"n_estimators": 100, "n_jobs": 2, "random_state": seed,
+        return RandomForestClassifier(**{"n_estimators": 100, "n_jobs": 1, "random_state": seed,
                                          **options})
     if name == "logistic":
         from sklearn.linear_model import LogisticRegression

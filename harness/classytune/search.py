@@ -98,12 +98,16 @@ def cluster_winners(winners: np.ndarray, k_max: int, seed: int,
     """KMeans of the winners with k from :func:`elbow_k`: (centres, sizes, inertias by k,
     cluster label of each winner)."""
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     distinct = len(np.unique(winners, axis=0))
     k_top = max(1, min(int(k_max), distinct))
     fits: list[Any] = []
-    for k in range(1, k_top + 1):
-        fits.append(KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(winners))
+    # One OpenMP thread: on a loaded 2-core machine KMeans' threads made a 0.06 s job take
+    # seconds; the data (<= |S| winners) is far too small to gain from threads anyway.
+    with threadpool_limits(limits=1):
+        for k in range(1, k_top + 1):
+            fits.append(KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(winners))
     inertias = [float(f.inertia_) for f in fits]
     chosen = fits[elbow_k(inertias) - 1]
     sizes = np.bincount(chosen.labels_, minlength=chosen.n_clusters)

@@ -1,0 +1,167 @@
+"""The ClassyTune tuner: contract, determinism, failures, mixed types, artifacts + analyze."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.analyze import knob_influence, main as analyze_main
+from harness.classytune import ClassyTuneTuner
+from harness.classytune.model_io import load_artifacts
+from harness.classytune.tuner import round_sizes
+from harness.errors import ConfigError
+from harness.loop import tune
+from harness.objective import Objective
+from harness.records import Observation, Status
+from harness.space import Knob, Space
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
+
+FAST = {"s_factor": 10, "classifier_options": {"n_estimators": 30}}
+
+
+def run(seed: int = 0, budget: int = 40, knob_set: str = "10",
+        **kwargs: object) -> tuple[ClassyTuneTuner, list[Observation]]:
+    system, workload = SyntheticSystem(knob_set), SyntheticWorkload()
+    system.setup(Path("."), workload)
+    tuner = ClassyTuneTuner(system.space, seed=seed, budget=budget, **{**FAST, **kwargs})
+    return tuner, tune(tuner, system, workload, Objective.for_workload(workload.metrics), budget)
+
+
+def test_round_sizes() -> None:
+    assert round_sizes(100, 50, 1) == [50, 50]
+    assert round_sizes(100, 30, 4) == [30, 18, 18, 17, 17]
+    assert round_sizes(10, 8, 5) == [8, 1, 1]
+    assert round_sizes(10, 10, 3) == [10]
+
+
+def test_contract_batches_and_best_is_measured() -> None:
+    tuner, observations = run(rounds=2, initial_fraction=0.5)
+    assert len(observations) == 40 and observations[0].is_default
+    assert observations[0].config == tuner.space.default()
+    assert tuner.plan == [20, 10, 10]
+    assert [r["batch"] for r in tuner.round_log] == [10, 10]
+    assert all(r["train_s"] >= 0 and r["search_s"] >= 0 for r in tuner.round_log)
+    best = tuner.best()
+    assert best is not None and best in observations
+    assert best.score == max(o.score for o in observations if o.ok)
+    params = tuner.params()
+    assert params["name"] == "classytune" and params["rounds"] == 2 and params["rules"] == "[]"
+
+
+def test_ask_returns_at_most_n_valid_configs_in_any_batch_size() -> None:
+    space = SyntheticSystem("10").space
+    tuner = ClassyTuneTuner(space, seed=1, budget=30, **FAST)
+    assert tuner.preferred_batch == 15
+    first = tuner.ask(4)
+    assert len(first) == 4 and first[0] == space.default()
+    rest = tuner.ask(100)  # more than the round holds: still valid configurations
+    assert len(rest) == 100
+    for config in first + rest:
+        space.validate(config)
+
+
+def test_deterministic_under_seed_and_batching() -> None:
+    a = [o.config for o in run(seed=3, rounds=2)[1]]
+    b = [o.config for o in run(seed=3, rounds=2)[1]]
+    c = [o.config for o in run(seed=4, rounds=2)[1]]
+    assert a == b and a != c
+    # one config per ask (tell after each) gives the same session as whole rounds
+    system = SyntheticSystem("10")
+    tuner = ClassyTuneTuner(system.space, seed=3, budget=40, rounds=2, **FAST)
+    objective = Objective.for_workload(SyntheticWorkload.metrics)
+    from harness.loop import run_test
+
+    configs = []
+    for trial in range(40):
+        (config,) = tuner.ask(1)
+        configs.append(config)
+        tuner.tell([run_test(system, SyntheticWorkload(), objective, config, trial)])
+    assert configs == a
+
+
+def test_failures_lose_every_comparison() -> None:
+    # the synthetic system crashes when buffer_pool_mb is in the top 7% of its range
+    tuner, observations = run(seed=0, budget=40, rounds=2)
+    failed = [o for o in observations if o.status is Status.CRASHED]
+    assert failed and tuner.best() is not None and tuner.best().ok  # type: ignore[union-attr]
+    scores = tuner.scores()
+    worst_ok = min(o.score for o in observations if o.ok)
+    assert all(scores[o.trial] < worst_ok for o in failed)
+
+
+def test_all_failures_fall_back_to_lhs() -> None:
+    space = SyntheticSystem("10").space
+    tuner = ClassyTuneTuner(space, seed=0, budget=12, n_initial=6, **FAST)
+    configs = tuner.ask(6)
+    tuner.tell([Observation(i, c, Status.FAILED, None) for i, c in enumerate(configs)])
+    more = tuner.ask(6)
+    assert len(more) == 6 and tuner.round_log[0]["fallback"] == "no_comparisons"
+    assert tuner.best() is None
+
+
+def test_mixed_types_and_rules() -> None:
+    space = Space((Knob("mode", "enum", "b", values=("a", "b", "c")),
+                   Knob("flag", "bool", False), Knob("threads", "int", 4, low=1, high=8),
+                   Knob("ratio", "float", 0.5, low=0.0, high=1.0)))
+
+    def score(config: dict) -> float:
+        return (config["mode"] == "c") + config["flag"] + config["threads"] / 8 + config["ratio"]
+
+    tuner = ClassyTuneTuner(space, seed=0, budget=40, rounds=3,
+                            rules=[{"knob": "threads", "direction": "increase"}],
+                            rule_samples=20, **FAST)
+    assert "threads" in str(tuner.params()["rules"])
+    trial = 0
+    while tuner.remaining:
+        batch = tuner.ask(tuner.preferred_batch)
+        tuner.tell([Observation(trial + i, c, Status.SUCCEEDED, score(c))
+                    for i, c in enumerate(batch)])
+        trial += len(batch)
+    assert trial == 40 and all(r["n_rule_rows"] > 0 for r in tuner.round_log)
+    for search in tuner.searches:
+        assert np.all(search.lows <= search.centres) and np.all(search.centres <= search.highs)
+        assert np.all(search.highs > search.lows)
+    best = tuner.best()
+    assert best is not None and best.score >= 3.0  # c, True, >= 8 threads-ish, ratio high
+
+
+def test_invalid_settings_are_config_errors() -> None:
+    space = SyntheticSystem("10").space
+    for kwargs in ({"classifier": "gpt"}, {"induction": "hilbert"}, {"bits": 40},
+                   {"initial_fraction": 0.0}, {"rounds": 0}, {"centre": "median"},
+                   {"rules": [{"knob": "nope"}]}):
+        with pytest.raises(ConfigError):
+            ClassyTuneTuner(space, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("classifier", ["xgboost", "decision_tree"])
+def test_artifacts_and_analyze_round_trip(tmp_path: Path, classifier: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    options = {"n_estimators": 30} if classifier == "xgboost" else {}
+    tuner, observations = run(budget=30, rounds=1, classifier=classifier,
+                              classifier_options=options)
+    tuner.save_artifacts(tmp_path / "artifacts")
+    art = load_artifacts(tmp_path)  # the session folder holding artifacts/ works too
+    assert art.points.shape == (30, 10) and len(art.configs) == 30
+    assert art.settings["best_trial"] == tuner.best().trial  # type: ignore[union-attr]
+    assert art.configs[art.best_index] == tuner.best().config  # type: ignore[union-attr]
+    rows = knob_influence(art, probes=4)
+    assert [r.knob for r in rows] == tuner.space.names
+    assert all(r.verdict in ("raise", "lower", "keep", "fixed") for r in rows)
+    assert analyze_main([str(tmp_path / "artifacts"), "--probes", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "buffer_pool_mb" in out and "verdict" in out
+    assert (tmp_path / "artifacts" / "knob_influence.png").stat().st_size > 1000
+    assert (tmp_path / "artifacts" / "samples.csv").read_text().count("\n") == 31
+
+
+def test_analyze_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert analyze_main([str(tmp_path / "missing")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert analyze_main([str(tmp_path)]) == 2
+    assert "not a ClassyTune artifact directory" in capsys.readouterr().err
+    (tmp_path / "settings.json").write_text("{broken")
+    assert analyze_main([str(tmp_path)]) == 2
+    assert "unreadable" in capsys.readouterr().err
