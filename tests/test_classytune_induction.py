@@ -8,8 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.classytune.induction import (
-    DEFAULT_BITS, dezorder, induce, induce_against, induce_all_pairs, induced_dim, quantise,
-    zorder)
+    DEFAULT_BITS,
+    dezorder,
+    induce,
+    induce_against,
+    induce_all_pairs,
+    induced_dim,
+    quantise,
+    zorder,
+)
 
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 bits_st = st.integers(min_value=1, max_value=DEFAULT_BITS)

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from harness.classytune.classifiers import (
-    CLASSIFIERS, feature_importances, make_classifier, predict_better, win_score)
+    CLASSIFIERS,
+    feature_importances,
+    make_classifier,
+    predict_better,
+    win_score,
+)
 from harness.classytune.induction import induce_all_pairs
 from harness.classytune.rules import parse_rules, rule_pairs
 from harness.classytune.search import allocate, cluster_winners, elbow_k, subspace_bounds

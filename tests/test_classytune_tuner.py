@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from harness.analyze import knob_influence, main as analyze_main
+from harness.analyze import knob_influence
+from harness.analyze import main as analyze_main
 from harness.classytune import ClassyTuneTuner
 from harness.classytune.model_io import load_artifacts
 from harness.classytune.tuner import round_sizes
@@ -18,11 +20,11 @@ from harness.records import Observation, Status
 from harness.space import Knob, Space
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
-FAST = {"s_factor": 10, "classifier_options": {"n_estimators": 30}}
+FAST: dict[str, Any] = {"s_factor": 10, "classifier_options": {"n_estimators": 30}}
 
 
 def run(seed: int = 0, budget: int = 40, knob_set: str = "10",
-        **kwargs: object) -> tuple[ClassyTuneTuner, list[Observation]]:
+        **kwargs: Any) -> tuple[ClassyTuneTuner, list[Observation]]:
     system, workload = SyntheticSystem(knob_set), SyntheticWorkload()
     system.setup(Path("."), workload)
     tuner = ClassyTuneTuner(system.space, seed=seed, budget=budget, **{**FAST, **kwargs})
@@ -45,7 +47,7 @@ def test_contract_batches_and_best_is_measured() -> None:
     assert all(r["train_s"] >= 0 and r["search_s"] >= 0 for r in tuner.round_log)
     best = tuner.best()
     assert best is not None and best in observations
-    assert best.score == max(o.score for o in observations if o.ok)
+    assert best.score == max(float(o.score or 0) for o in observations if o.ok)
     params = tuner.params()
     assert params["name"] == "classytune" and params["rounds"] == 2 and params["rules"] == "[]"
 
@@ -87,7 +89,7 @@ def test_failures_lose_every_comparison() -> None:
     failed = [o for o in observations if o.status is Status.CRASHED]
     assert failed and tuner.best() is not None and tuner.best().ok  # type: ignore[union-attr]
     scores = tuner.scores()
-    worst_ok = min(o.score for o in observations if o.ok)
+    worst_ok = min(float(o.score or 0) for o in observations if o.ok)
     assert all(scores[o.trial] < worst_ok for o in failed)
 
 
@@ -124,7 +126,7 @@ def test_mixed_types_and_rules() -> None:
         assert np.all(search.lows <= search.centres) and np.all(search.centres <= search.highs)
         assert np.all(search.highs > search.lows)
     best = tuner.best()
-    assert best is not None and best.score >= 3.0  # c, True, >= 8 threads-ish, ratio high
+    assert best is not None and (best.score or 0.0) >= 3.0  # c, True, >= 8 threads-ish, ratio high
 
 
 def test_invalid_settings_are_config_errors() -> None:
@@ -140,7 +142,7 @@ def test_invalid_settings_are_config_errors() -> None:
 def test_artifacts_and_analyze_round_trip(tmp_path: Path, classifier: str,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     options = {"n_estimators": 30} if classifier == "xgboost" else {}
-    tuner, observations = run(budget=30, rounds=1, classifier=classifier,
+    tuner, _observations = run(budget=30, rounds=1, classifier=classifier,
                               classifier_options=options)
     tuner.save_artifacts(tmp_path / "artifacts")
     art = load_artifacts(tmp_path)  # the session folder holding artifacts/ works too
