@@ -12,9 +12,9 @@ from harness.objective import Objective
 from harness.records import Status
 from harness.system import Workload
 from systems.dbserver.sysbench import SysbenchOLTP
+from systems.dbserver.testing import LockedWorkload, check_session, short_session
 from systems.postgres import PgBench, PostgresSystem
 from systems.tpcc import TPCCWorkload
-from systems.dbserver.testing import LockedWorkload, check_session, short_session
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

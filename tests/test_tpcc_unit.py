@@ -94,7 +94,7 @@ def test_load_and_run_on_sqlite(tmp_path: Path) -> None:
     summary = run_clients(target, TINY, clients=2, duration_s=1.5)
     metrics = summary["metrics"]
     assert metrics["tpmC"] > 0 and metrics["tps"] > 0, summary
-    with sqlite3.connect(target["path"]) as db:
+    with sqlite3.connect(str(target["path"])) as db:
         orders = db.execute("SELECT COUNT(*) FROM orders").fetchone()[0]
         next_ids = db.execute("SELECT SUM(d_next_o_id - 1) FROM district").fetchone()[0]
     # every committed New-Order added exactly one order and advanced its district's counter
