@@ -115,3 +115,16 @@ def test_hydra_config_builds_every_workload(compose_cfg, workload: str) -> None:
     assert driver.name == workload and driver.duration_s == 4 and driver.metrics
     adapter = instantiate(cfg.system.adapter)
     assert adapter.space.dim == 10 and adapter.instance is None
+
+
+def test_missing_binary_names_the_debian_package(tmp_path: Path) -> None:
+    from harness.errors import ConfigError
+    from harness.executor import LocalExecutor
+    from systems.dbserver.base import find_binary, free_port
+
+    with pytest.raises(ConfigError, match="apt-get install postgresql-15"):
+        find_binary(LocalExecutor(), ["no-such-initdb-x"], [str(tmp_path)], "postgresql-15")
+    (tmp_path / "initdb").write_text("")
+    assert find_binary(LocalExecutor(), ["initdb"], [str(tmp_path)], "x") == \
+        str(tmp_path / "initdb")
+    assert 1024 < free_port() < 65536
