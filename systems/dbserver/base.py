@@ -155,6 +155,10 @@ class ServerSystem(System):
     def _instance_dir(self, workdir: Path) -> Path:
         """``<workdir>/<instance_name>``, or a private temp folder when the server user cannot
         reach the work folder (e.g. a 0700 pytest tmp dir owned by root)."""
+        if isinstance(self.executor, LocalExecutor):
+            # Server configs name paths (the include in postgresql.conf resolves relative
+            # paths against the data dir), so only absolute paths are safe.
+            workdir = workdir.absolute()
         folder = workdir / self.instance_name
         self.executor.run(["mkdir", "-p", str(folder)])
         if self.run_as:
