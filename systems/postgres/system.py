@@ -82,10 +82,11 @@ class PostgresSystem(ServerSystem):
         super().__init__(space or load_space(knob_set), executor, run_as)
         self.knob_set = str(knob_set)
         package = "postgresql"
+        # Debian ships initdb, pg_ctl and pgbench in postgresql-<major>, psql in the client.
         self.bin = {name: find_binary(self.executor, [name], _PG_DIRS, package)
-                    for name in ("initdb", "pg_ctl", "psql")}
-        self.bin["pgbench"] = find_binary(self.executor, ["pgbench"], _PG_DIRS,
-                                          "postgresql-contrib (or postgresql-client)")
+                    for name in ("initdb", "pg_ctl", "pgbench")}
+        self.bin["psql"] = find_binary(self.executor, ["psql"], _PG_DIRS,
+                                       "postgresql-client")
 
     # -- paths ------------------------------------------------------------------------------
     def log_path(self) -> Path:
