@@ -1,0 +1,147 @@
+"""The shared tuner contract, checked for EVERY tuner config in conf/tuner/ (synthetic system).
+
+Each tuner is built the way a session builds it: the app's config is composed with
+``tuner=<name> system=synthetic10`` and ``instantiate(cfg.tuner)(space=, seed=, budget=)``. Sizes
+that make a full session long (initial samples, rounds, candidates) are shrunk so a short budget
+runs every phase of every tuner. Expert tuners are skipped on systems without rules, Optuna ones
+when Optuna (or, for the GP sampler, PyTorch) is missing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+from omegaconf import DictConfig, open_dict
+
+from harness.loop import run_test, tune
+from harness.objective import Objective
+from harness.records import Observation
+from harness.space import Space
+from harness.tuner import Tuner
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
+from tests.conftest import CONF
+
+TUNERS = sorted(p.stem for p in (CONF / "tuner").glob("*.yaml"))
+BUDGET = 14
+#: Shrunk sizes, applied where a tuner has the parameter, so BUDGET covers every phase.
+SMALL = {"n_initial": 5, "n_startup_trials": 5, "m": 5, "batch": 3, "n_candidates": 300,
+         "n_random": 500, "n_smart": 2, "n_samples": 6, "n_search": 300}
+OBJECTIVE = Objective("throughput", "max")
+
+
+def _skip_reason(name: str) -> str | None:
+    if name.startswith("optuna") and importlib.util.find_spec("optuna") is None:
+        return "optuna is not installed (pip install .[peers])"
+    if name == "optuna_gp" and importlib.util.find_spec("torch") is None:
+        return "Optuna's GPSampler needs torch"
+    if name == "smac" and importlib.util.find_spec("smac") is None:
+        return "smac is not installed"
+    return None
+
+
+@pytest.fixture(params=TUNERS)
+def make_tuner(request: pytest.FixtureRequest,
+               compose_cfg: Callable[..., DictConfig]) -> Callable[..., Tuner]:
+    name = request.param
+    if reason := _skip_reason(name):
+        pytest.skip(reason)
+    cfg = compose_cfg(f"tuner={name}", "system=synthetic10")
+    with open_dict(cfg.tuner):
+        for key, value in SMALL.items():
+            if key in cfg.tuner:
+                cfg.tuner[key] = value
+
+    def _make(space: Space, seed: int = 0, budget: int = BUDGET) -> Tuner:
+        from harness.errors import ConfigError
+
+        try:
+            return instantiate(cfg.tuner)(space=space, seed=seed, budget=budget)  # type: ignore[no-any-return]
+        except ConfigError as exc:
+            if "no expert rules" in str(exc):
+                pytest.skip(str(exc))
+            raise
+
+    return _make
+
+
+def _session(tuner: Tuner, budget: int) -> tuple[SyntheticSystem, list[Observation]]:
+    system, workload = SyntheticSystem("10"), SyntheticWorkload()
+    system.setup(Path("."), workload)
+    return system, tune(tuner, system, workload, OBJECTIVE, budget)
+
+
+def _space() -> Space:
+    return SyntheticSystem("10").space
+
+
+def test_trial_zero_is_the_default(make_tuner: Callable[..., Tuner]) -> None:
+    space = _space()
+    tuner = make_tuner(space)
+    first = tuner.ask(1)
+    assert first == [space.default()]
+
+
+@pytest.mark.parametrize("n", [1, 3, 7])
+def test_ask_returns_at_most_n_valid_configs(make_tuner: Callable[..., Tuner], n: int) -> None:
+    space = _space()
+    tuner = make_tuner(space)
+    system, workload = SyntheticSystem("10"), SyntheticWorkload()
+    trial = 0
+    for _ in range(3):  # several rounds, told in between, so later phases are asked too
+        if tuner.remaining == 0:  # a tuner may stop at its budget (BestConfig does)
+            break
+        batch = tuner.ask(n)
+        assert 1 <= len(batch) <= n
+        for config in batch:
+            assert space.validate(config) == config
+        tuner.tell([run_test(system, workload, OBJECTIVE, c, trial=trial + i)
+                    for i, c in enumerate(batch)])
+        trial += len(batch)
+
+
+def test_exact_budget_and_best_is_measured(make_tuner: Callable[..., Tuner]) -> None:
+    tuner = make_tuner(_space())
+    _, obs = _session(tuner, BUDGET)
+    assert len(obs) == BUDGET and obs[0].is_default
+    assert [o.trial for o in obs] == list(range(BUDGET))
+    best = tuner.best()
+    assert best is not None and best in obs and best.ok
+    assert best.score == max(o.score for o in obs if o.ok)  # type: ignore[type-var]
+    assert tuner.compute_seconds >= 0 and len(tuner.compute_log) >= 2
+    params = tuner.params()
+    assert params["seed"] == 0 and params["budget"] == BUDGET
+
+
+def test_deterministic_under_seed(make_tuner: Callable[..., Tuner]) -> None:
+    runs = [_session(make_tuner(_space(), seed=7), BUDGET)[1] for _ in range(2)]
+    assert [o.config for o in runs[0]] == [o.config for o in runs[1]]
+
+
+@pytest.mark.parametrize("budget", [1, 2])
+def test_tiny_budgets(make_tuner: Callable[..., Tuner], budget: int) -> None:
+    tuner = make_tuner(_space(), budget=budget)
+    _, obs = _session(tuner, budget)
+    assert len(obs) == budget and obs[0].is_default
+    assert tuner.best() is not None
+
+
+@pytest.mark.parametrize("low", [8192, 10000])
+def test_copes_with_crashes(make_tuner: Callable[..., Tuner], low: int) -> None:
+    # The tuner's space narrows buffer_pool_mb into the synthetic crash region (> ~9.7 GiB):
+    # from 8192 most tests crash; from 10000 every test does, the default included.
+    space = _space().with_overrides({"buffer_pool_mb": {"min": low, "default": low}})
+    tuner = make_tuner(space)
+    _, obs = _session(tuner, BUDGET)
+    assert len(obs) == BUDGET
+    crashed = [o for o in obs if not o.ok]
+    # A fixed-setting tuner need not wander into the crash region; searching ones do.
+    assert crashed or tuner.name.startswith("expert"), "the crash region was never hit"
+    best = tuner.best()
+    if low == 10000:
+        assert best is None and len(crashed) == BUDGET
+    else:
+        assert obs[0].ok and best is not None and best.ok
