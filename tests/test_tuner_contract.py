@@ -43,7 +43,12 @@ def _skip_reason(name: str) -> str | None:
     return None
 
 
-@pytest.fixture(params=TUNERS)
+#: Tuners whose sessions take seconds per step (GP fits, SMAC's forest): their cases are slow.
+SLOW = {"gpbo", "optuna_gp", "smac"}
+
+
+@pytest.fixture(params=[pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                        for n in TUNERS])
 def make_tuner(request: pytest.FixtureRequest,
                compose_cfg: Callable[..., DictConfig]) -> Callable[..., Tuner]:
     name = request.param
