@@ -203,6 +203,8 @@ class Session:
                     obs = self._run_one(config, trial)
                     self.store.append(obs)
                     self.tracker.log_test(obs, self._objective_value(obs))
+                if trial == 0 and obs.ok:  # the timeout reference, also when replayed
+                    self._default_run_s = float(obs.extra.get("run_s", obs.duration_s))
                 observations.append(obs)
                 told.append(obs)
                 self._track_best(obs)
@@ -219,8 +221,6 @@ class Session:
         obs = run_test(self.system, self.workload, self.objective, full, trial,
                        repeats=self.options.repeats, timeout_s=self._timeout(),
                        start_timeout_s=self.options.start_timeout_s, is_default=trial == 0)
-        if trial == 0 and obs.ok:
-            self._default_run_s = float(obs.extra.get("run_s", obs.duration_s))
         if obs.status is not Status.SUCCEEDED:
             log.info("trial %d: %s %s", trial, obs.status.value, obs.message)
         return obs
