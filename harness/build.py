@@ -21,7 +21,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness import tracking_keys as keys
 from harness.errors import ConfigError, HarnessError
-from harness.objective import Objective
 from harness.session import Session, SessionOptions
 from harness.space import Config
 from harness.store import SampleStore
@@ -64,11 +63,9 @@ def make_objective(cfg: DictConfig, workload: Workload, constants: dict[str, flo
     """The session's objective: one metric, or a utility/constraints (harness.utility)."""
     spec = OmegaConf.to_container(cfg.objective, resolve=True)
     assert isinstance(spec, dict)
-    if spec.get("utility") or spec.get("weights") or spec.get("constraints"):
-        from harness.utility import build_objective
+    from harness.utility import build_objective
 
-        return build_objective(spec, workload.metrics, constants)
-    return Objective.for_workload(workload.metrics, spec.get("metric"), spec.get("direction"))
+    return build_objective(spec, workload.metrics, constants)
 
 
 def _pins_and_ranges(cfg: DictConfig, system: System) -> Config:
@@ -133,7 +130,9 @@ def build_session(cfg: DictConfig, budget_override: int | None = None) -> Sessio
     workload = make_workload(cfg, cfg.system.name)
     from harness.machine import Machine
 
-    objective = make_objective(cfg, workload, {"cores": float(Machine.detect().cores)})
+    from harness.utility import machine_constants
+
+    objective = make_objective(cfg, workload, machine_constants(Machine.detect()))
     tuner_factory = _instantiate(cfg.tuner, "tuner")
     if not isinstance(tuner_factory, partial):
         raise ConfigError("tuner configs need `_partial_: true` (the session passes space, "

@@ -45,6 +45,8 @@ class ObjectiveConf:
     metric: str | None = None
     direction: str | None = None
     utility: str | None = None
+    name: str | None = None  # label of a utility in summaries and MLflow
+    per: str | None = None  # ratio: divide by a constant or metric, e.g. cores
     weights: dict[str, float] = field(default_factory=dict)
     constraints: list[str] = field(default_factory=list)
     constraint_mode: str = "infeasible"

@@ -12,6 +12,7 @@ import logging
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 from harness.errors import HarnessError, SystemStartError, WorkloadError, WorkloadTimeout
 from harness.objective import Objective, assess
@@ -36,7 +37,9 @@ def run_test(system: System, workload: Workload, objective: Objective, config: C
              start_timeout_s: float = 120.0, is_default: bool = False) -> Observation:
     """Reset, apply, start, run the workload ``repeats`` times, stop; never raises HarnessError."""
     started = time.perf_counter()
-    status, message, metrics, extra = Status.SUCCEEDED, "", {}, {}
+    status, message = Status.SUCCEEDED, ""
+    metrics: dict[str, float] = {}
+    extra: dict[str, Any] = {}
     score: float | None = None
     try:
         system.reset()

@@ -60,9 +60,20 @@ class Objective:
         """Relative improvement over the default: +0.5 = 50% better (more, or less time)."""
         if default == 0:
             return math.nan
+        # Divide by |default| so the sign stays right for utilities that can be negative.
         if self.direction == "max":
-            return value / default - 1.0
-        return 1.0 - value / default
+            return (value - default) / abs(default)
+        return (default - value) / abs(default)
+
+    def assess(self, metrics: Mapping[str, float]) -> Assessment:
+        """Score ``metrics``; a missing/non-finite metric makes the test FAILED.
+
+        Subclasses (e.g. :class:`harness.utility.UtilityObjective`) add INFEASIBLE outcomes.
+        """
+        try:
+            return Assessment(self.score(metrics), "SUCCEEDED")
+        except WorkloadError as exc:
+            return Assessment(None, "FAILED", str(exc))
 
     def better(self, a: float, b: float) -> bool:
         return a > b if self.direction == "max" else a < b
@@ -78,8 +89,5 @@ class Assessment:
 
 
 def assess(objective: Objective, metrics: Mapping[str, float]) -> Assessment:
-    """Score ``metrics`` under ``objective``; a missing/non-finite metric is a FAILED test."""
-    try:
-        return Assessment(objective.score(metrics), "SUCCEEDED")
-    except WorkloadError as exc:
-        return Assessment(None, "FAILED", str(exc))
+    """Score ``metrics`` under ``objective`` (dispatches to the objective's own rules)."""
+    return objective.assess(metrics)

@@ -98,6 +98,12 @@ class MlflowTracker(Tracker):
                 if keys.TAG_TRIAL in c.data.tags}
 
     def log_test(self, obs: Observation, objective_value: float | None) -> None:
+        try:
+            self._log_test(obs, objective_value)
+        except Exception as exc:  # noqa: BLE001 - the store has the test; never lose a session
+            log.warning("MLflow: could not log trial %d: %s", obs.trial, exc)
+
+    def _log_test(self, obs: Observation, objective_value: float | None) -> None:
         assert self.run_id is not None
         tags = {keys.TAG_PARENT: self.run_id, keys.TAG_KIND: "test",
                 keys.TAG_TRIAL: str(obs.trial), keys.TAG_STATUS: obs.status.value,
@@ -118,7 +124,10 @@ class MlflowTracker(Tracker):
 
     def log_step(self, step: int, metrics: Mapping[str, float]) -> None:
         assert self.run_id is not None
-        self._log_batch(self.run_id, metrics=metrics, step=step)
+        try:
+            self._log_batch(self.run_id, metrics=metrics, step=step)
+        except Exception as exc:  # noqa: BLE001 - as in log_test
+            log.warning("MLflow: could not log step %d: %s", step, exc)
 
     def finish(self, status: str, metrics: Mapping[str, float], params: Mapping[str, Any],
                artifacts: Mapping[str, Path]) -> None:
