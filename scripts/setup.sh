@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Set up ClassyTune Harness in ./.venv.
+#   bash scripts/setup.sh          core install: enough for the embedded SQLite default,
+#                                  the synthetic systems and the surrogates
+#   bash scripts/setup.sh --full   also the real servers (Debian packages, needs root/sudo),
+#                                  Spark, the peer tuners and the test tools
+set -euo pipefail
+cd "$(dirname "$0")/.."
+full=false
+[ "${1:-}" = "--full" ] && full=true
+
+if $full; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -q
+  $sudo_cmd apt-get install -y -q --no-install-recommends \
+    postgresql postgresql-client mariadb-server mariadb-client sysbench \
+    tomcat10 wrk curl default-jdk-headless openssh-server
+fi
+
+python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+if $full; then
+  .venv/bin/pip install -q -e '.[dev,spark,peers]'
+  # Optuna's GP sampler needs torch; 2.13.0 is the CPU build on these machines' disk.
+  .venv/bin/pip install -q torch==2.13.0 || echo "note: torch not installed; optuna_gp is skipped"
+else
+  .venv/bin/pip install -q -e .
+fi
+echo "ready: .venv/bin/python -m harness --help"
