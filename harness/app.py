@@ -48,8 +48,9 @@ def run(cfg: DictConfig) -> float | None:
                                 if o.startswith("budget=")), None)
     session = build_session(cfg, budget_override)
     done = len(session.store.load())
+    tuner_name = getattr(getattr(session.tuner_factory, "func", None), "name", "tuner")
     log.info("session %s: %s on %s/%s, budget %d (%d done), folder %s", session.session_id,
-             getattr(session.tuner_factory.func, "name", "tuner"), session.system.name, session.workload.name,
+             tuner_name, session.system.name, session.workload.name,
              session.options.budget, done, session.store.directory)
     bar, update = _progress(session.options.budget, done, session.options.progress,
                             session.objective.unit)

@@ -52,7 +52,8 @@ def make_workload(cfg: DictConfig, system_name: str) -> Workload:
     assert isinstance(node, dict)
     if cfg.workload.duration_s is not None:
         if cfg.workload.duration_s <= 0:
-            raise ConfigError(f"workload.duration_s must be positive, got {cfg.workload.duration_s}")
+            raise ConfigError("workload.duration_s must be positive, got "
+                              f"{cfg.workload.duration_s}")
         node["duration_s"] = cfg.workload.duration_s
     workload = _instantiate(node, f"workload {name!r}")
     workload.name = name
@@ -61,21 +62,24 @@ def make_workload(cfg: DictConfig, system_name: str) -> Workload:
 
 def make_objective(cfg: DictConfig, workload: Workload, constants: dict[str, float]) -> Any:
     """The session's objective: one metric, or a utility/constraints (harness.utility)."""
-    spec = OmegaConf.to_container(cfg.objective, resolve=True)
-    assert isinstance(spec, dict)
+    spec = _container(cfg.objective)
     from harness.utility import build_objective
 
     return build_objective(spec, workload.metrics, constants)
 
 
 def _pins_and_ranges(cfg: DictConfig, system: System) -> Config:
-    ranges = OmegaConf.to_container(cfg.system.ranges, resolve=True)
+    ranges = _container(cfg.system.ranges)
     if ranges:
-        assert isinstance(ranges, dict)
         system.space = system.space.with_overrides(ranges)
-    fixed = OmegaConf.to_container(cfg.system.fixed, resolve=True)
-    assert isinstance(fixed, dict)
-    return system.space.validate(fixed, partial=True)
+    return system.space.validate(_container(cfg.system.fixed), partial=True)
+
+
+def _container(node: Any) -> dict[str, Any]:
+    """A plain dict of a config node (keys as strings)."""
+    tree = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(tree, dict)
+    return {str(k): v for k, v in tree.items()}
 
 
 def _git_revision() -> str:
@@ -129,7 +133,6 @@ def build_session(cfg: DictConfig, budget_override: int | None = None) -> Sessio
     fixed = _pins_and_ranges(cfg, system)
     workload = make_workload(cfg, cfg.system.name)
     from harness.machine import Machine
-
     from harness.utility import machine_constants
 
     objective = make_objective(cfg, workload, machine_constants(Machine.detect()))
@@ -158,9 +161,7 @@ def build_session(cfg: DictConfig, budget_override: int | None = None) -> Sessio
                 keys.TAG_OBJECTIVE: objective.metric, keys.TAG_DIRECTION: objective.direction,
                 keys.TAG_SYSTEM_KIND: system.kind,
                 **{f"harness.system.{k}": str(v) for k, v in system.describe().items()}}
-        container = OmegaConf.to_container(cfg, resolve=True)
-        assert isinstance(container, dict)
-        params = _flatten(container)
+        params = _flatten(_container(cfg))
         store.create({"session_id": session_id, "created": time.time(),
                       "config": OmegaConf.to_container(cfg, resolve=False),
                       "experiment": experiment, "tags": tags, "params": params,

@@ -8,16 +8,16 @@ it. The CLI prints these as one line; anything else is a bug and keeps its trace
 from __future__ import annotations
 
 __all__ = [
-    "HarnessError",
     "ConfigError",
-    "KnobError",
-    "SystemStartError",
-    "WorkloadError",
-    "WorkloadTimeout",
     "ExecutorError",
+    "HarnessError",
+    "KnobError",
     "SessionAborted",
     "StoreError",
+    "SystemStartError",
     "TrackingError",
+    "WorkloadError",
+    "WorkloadTimeout",
 ]
 
 

@@ -9,6 +9,7 @@ tail of its output.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shlex
@@ -122,7 +123,8 @@ class LocalExecutor(Executor):
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True)
         except OSError as exc:
-            raise ExecutorError(f"on {self.host}: cannot run `{shlex.join(argv)}`: {exc}") from None
+            raise ExecutorError(f"on {self.host}: cannot run `{shlex.join(argv)}`: "
+                                f"{exc}") from None
         try:
             stdout, stderr = proc.communicate(input=input_text, timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -164,8 +166,6 @@ class LocalExecutor(Executor):
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()

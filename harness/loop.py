@@ -21,7 +21,7 @@ from harness.space import Config
 from harness.system import System, Workload
 from harness.tuner import Tuner
 
-__all__ = ["run_test", "tune", "aggregate"]
+__all__ = ["aggregate", "run_test", "tune"]
 
 log = logging.getLogger(__name__)
 

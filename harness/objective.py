@@ -26,7 +26,8 @@ class Objective:
 
     def __post_init__(self) -> None:
         if self.direction not in ("max", "min"):
-            raise ConfigError(f"objective direction must be 'max' or 'min', got {self.direction!r}")
+            raise ConfigError("objective direction must be 'max' or 'min', "
+                              f"got {self.direction!r}")
 
     @classmethod
     def for_workload(cls, metrics: tuple[MetricSpec, ...], metric: str | None = None,

@@ -8,10 +8,10 @@ from typing import Any
 
 from harness.space import Config
 
-__all__ = ["Status", "Observation"]
+__all__ = ["Observation", "Status"]
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     """Outcome of one tuning test."""
 
     SUCCEEDED = "SUCCEEDED"

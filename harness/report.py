@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.session import SessionResult
 
-__all__ = ["summary", "format_value"]
+__all__ = ["format_value", "summary"]
 
 
 def format_value(value: float | None, unit: str = "") -> str:
@@ -29,7 +29,7 @@ def summary(result: SessionResult) -> str:
     counts: dict[str, int] = {}
     for o in obs:
         counts[o.status.value] = counts.get(o.status.value, 0) + 1
-    lines = [
+    lines: list[str] = [
         f"Session {result.session_id}: {result.status}"
         + (f" ({result.message})" if result.message else ""),
         f"  tests: {len(obs)} (" + ", ".join(f"{k.lower()} {v}" for k, v in counts.items()) + ")",
@@ -41,7 +41,8 @@ def summary(result: SessionResult) -> str:
         lines.append("  no test succeeded; see the messages in samples.csv")
     else:
         lines += [
-            f"  best:      {format_value(result.value(best), objective.unit)} (trial {best.trial})",
+            f"  best:      {format_value(result.value(best), objective.unit)} "
+            f"(trial {best.trial})",
             f"  improvement over default: {_percent(result.improvement())}"
             + (f"; vs the nearest default re-measurement: "
                f"{_percent(result.improvement_vs_nearest())}" if result.references else ""),

@@ -295,7 +295,7 @@ class Session:
                 folder.mkdir(exist_ok=True)
                 self.tuner.save_artifacts(folder)
                 artifacts[keys.ARTIFACT_TUNER] = folder
-            except Exception as exc:  # noqa: BLE001 - artifacts must never lose the session
+            except Exception as exc:
                 log.warning("could not save the tuner's artifacts: %s", exc)
         crashed = [o for o in result.observations if o.extra.get("log_tail")]
         if crashed:
@@ -320,7 +320,7 @@ class Session:
                                tests=len(result.observations))
         try:
             self.tracker.finish(result.status, metrics, params, artifacts)
-        except Exception as exc:  # noqa: BLE001 - tracking must never lose the session
+        except Exception as exc:
             log.warning("could not finish the MLflow run: %s", exc)
 
 

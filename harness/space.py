@@ -20,7 +20,7 @@ import yaml
 
 from harness.errors import KnobError
 
-__all__ = ["Knob", "Space", "KnobType", "load_catalogue", "Value", "Config"]
+__all__ = ["Config", "Knob", "KnobType", "Space", "Value", "load_catalogue"]
 
 KnobType = Literal["int", "float", "bool", "enum"]
 Value = int | float | bool | str
@@ -89,7 +89,8 @@ class Knob:
                 if value == allowed or str(value) == str(allowed):
                     return allowed
             raise KnobError(bad)
-        if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        numeric = isinstance(value, int | float | np.integer | np.floating)
+        if isinstance(value, bool) or not numeric:
             raise KnobError(bad)
         number = float(value)
         if math.isnan(number) or not (self.low <= number <= self.high):  # type: ignore[operator]

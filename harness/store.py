@@ -105,7 +105,8 @@ class SampleStore:
                     log.warning("dropping an incomplete last record in %s", path)
                     _truncate_last_line(path, raw, line)
                     break
-                raise StoreError(f"{path}:{number} is corrupt ({exc}); fix or remove that line")
+                raise StoreError(f"{path}:{number} is corrupt ({exc}); "
+                                 "fix or remove that line") from None
         if not reference:
             trials = [o.trial for o in observations]
             if trials != list(range(len(trials))):

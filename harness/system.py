@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from harness.space import Config, Space
 
-__all__ = ["System", "Workload", "MetricSpec", "SystemKind"]
+__all__ = ["MetricSpec", "System", "SystemKind", "Workload"]
 
 SystemKind = Literal["real", "surrogate", "synthetic", "remote"]
 

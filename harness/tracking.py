@@ -19,7 +19,7 @@ from harness import tracking_keys as keys
 from harness.errors import TrackingError
 from harness.records import Observation
 
-__all__ = ["Tracker", "MlflowTracker", "NullTracker", "make_tracker"]
+__all__ = ["MlflowTracker", "NullTracker", "Tracker", "make_tracker"]
 
 log = logging.getLogger(__name__)
 _MAX_PARAM = 500
@@ -67,7 +67,7 @@ class MlflowTracker(Tracker):
             self._mlflow = mlflow
             self.client = MlflowClient(tracking_uri=uri)
             self.client.search_experiments(max_results=1)  # opens (and creates) the store now
-        except Exception as exc:  # noqa: BLE001 - mlflow raises many kinds; report one line
+        except Exception as exc:
             raise TrackingError(f"cannot open MLflow tracking store {uri!r}: "
                                 f"{str(exc).splitlines()[0][:300]}; fix tracking.uri or set "
                                 "tracking=none") from None
@@ -85,7 +85,7 @@ class MlflowTracker(Tracker):
     def resume_session(self, run_id: str) -> set[int]:
         try:
             run = self.client.get_run(run_id)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise TrackingError(f"cannot reopen MLflow run {run_id} in {self.uri}: "
                                 f"{str(exc).splitlines()[0][:200]}") from None
         self.run_id = run_id
@@ -100,7 +100,7 @@ class MlflowTracker(Tracker):
     def log_test(self, obs: Observation, objective_value: float | None) -> None:
         try:
             self._log_test(obs, objective_value)
-        except Exception as exc:  # noqa: BLE001 - the store has the test; never lose a session
+        except Exception as exc:
             log.warning("MLflow: could not log trial %d: %s", obs.trial, exc)
 
     def _log_test(self, obs: Observation, objective_value: float | None) -> None:
@@ -126,7 +126,7 @@ class MlflowTracker(Tracker):
         assert self.run_id is not None
         try:
             self._log_batch(self.run_id, metrics=metrics, step=step)
-        except Exception as exc:  # noqa: BLE001 - as in log_test
+        except Exception as exc:
             log.warning("MLflow: could not log step %d: %s", step, exc)
 
     def finish(self, status: str, metrics: Mapping[str, float], params: Mapping[str, Any],
@@ -155,7 +155,7 @@ class MlflowTracker(Tracker):
         location = (artifact_root / name.replace("/", "_")).resolve().as_uri()
         try:
             return str(self.client.create_experiment(name, artifact_location=location))
-        except Exception:  # noqa: BLE001 - a parallel sweep job may have created it meanwhile
+        except Exception:
             again = self.client.get_experiment_by_name(name)
             if again is None:
                 raise

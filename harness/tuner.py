@@ -25,7 +25,7 @@ import numpy as np
 from harness.records import Observation
 from harness.space import Config, Space
 
-__all__ = ["Tuner", "ComputeRecord"]
+__all__ = ["ComputeRecord", "Tuner"]
 
 
 @dataclass(frozen=True)

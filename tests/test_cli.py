@@ -109,6 +109,6 @@ def test_sigint_stops_the_session_and_says_how_to_resume(tmp_path: Path) -> None
     while time.time() < deadline and not (log.exists() and log.read_text().count("\n") >= 3):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, _ = proc.communicate(timeout=60)
     assert "INTERRUPTED" in out and "resume with: python -m harness resume=" in out
     assert 3 <= len(SampleStore(log.parent).load()) < 200

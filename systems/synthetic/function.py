@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["response", "crashes", "optimum_point", "WEIGHTS_10", "WEIGHTS_30"]
+__all__ = ["WEIGHTS_10", "WEIGHTS_30", "crashes", "optimum_point", "response"]
 
 WEIGHTS_10 = np.array([3.0, 3.0, 2.0, 1.0, 1.5, 2.0, 1.0, 0.3, 0.3])
 WEIGHTS_30 = np.concatenate([WEIGHTS_10, [0.8, 0.8, 0.8, 0.1]])

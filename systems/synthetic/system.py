@@ -14,7 +14,7 @@ from harness.space import Config, load_catalogue
 from harness.system import MetricSpec, System, Workload
 from systems.synthetic import function
 
-__all__ = ["SyntheticSystem", "SyntheticWorkload", "CATALOGUE"]
+__all__ = ["CATALOGUE", "SyntheticSystem", "SyntheticWorkload"]
 
 CATALOGUE = Path(__file__).with_name("knobs.yaml")
 PEAK_THROUGHPUT = 10_000.0
