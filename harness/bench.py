@@ -56,8 +56,8 @@ _SYSTEMS: dict[str, Any] = {}
 
 def suite_names() -> list[str]:
     """The full suite: synthetic10, synthetic30 and every conf/system/surrogate_*.yaml."""
-    return ["synthetic10", "synthetic30"] + sorted(
-        p.stem for p in SYSTEM_DIR.glob("surrogate_*.yaml"))
+    surrogates = sorted(p.stem for p in SYSTEM_DIR.glob("surrogate_*.yaml"))
+    return ["synthetic10", "synthetic30", *surrogates]
 
 
 def tuner_names(only: list[str] | None) -> list[str]:
@@ -151,8 +151,9 @@ def _parser() -> argparse.ArgumentParser:
                              "synthetic10 + 2 surrogates (explicit options still win)")
     parser.add_argument("--seeds", type=int, help="seeds 0..N-1 (default 5; quick 2)")
     parser.add_argument("--budget", type=int, help="tests per session (default 100; quick 50)")
-    parser.add_argument("--tuners", nargs="+", help="tuner configs (default: %s; also "
-                        "optuna_gp, smac)" % " ".join(DEFAULT_TUNERS))
+    parser.add_argument("--tuners", nargs="+",
+                        help=f"tuner configs (default: {' '.join(DEFAULT_TUNERS)}; "
+                        "also optuna_gp, smac)")
     parser.add_argument("--suite", nargs="+", help="system configs (default: synthetic10 "
                         "synthetic30 + every surrogate_*)")
     parser.add_argument("--skip", nargs="+", default=[], metavar="TUNER@SYSTEM",

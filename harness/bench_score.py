@@ -99,7 +99,7 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
         cells = {s: _mean_std([r["norm"] for r in mine if r["system"] == s]) for s in systems}
         # Overall mean = mean of the per-system means, so each objective weighs the same.
         overall = _mean_std([m for m, _ in cells.values() if math.isfinite(m)])[0]
-        overhead = {}
+        overhead: dict[int, list[tuple[float, float, str]]] = {}
         for r in mine:
             # Overhead on the synthetic systems only: d = 10 and d = 30 exactly, as asked.
             if not r["system"].startswith("synthetic"):

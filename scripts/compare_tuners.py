@@ -20,45 +20,19 @@ import multiprocessing
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-TUNER_DIR = ROOT / "conf" / "tuner"
+from harness.bench import run_session as bench_session
+from harness.bench import tuner_names
+
 SYSTEMS = ("10", "30")
 
 
-def tuner_names(only: list[str] | None) -> list[str]:
-    """Tuner config names in conf/tuner/ except the expert ones (they need a real system)."""
-    names = sorted(p.stem for p in TUNER_DIR.glob("*.yaml") if not p.stem.startswith("expert"))
-    return [n for n in names if not only or n in only]
-
-
 def run_session(job: tuple[str, str, int, int]) -> dict[str, Any]:
-    """One session; returns its summary (or the error that stopped it)."""
+    """One session on ``synthetic<knob_set>`` (shared with :mod:`harness.bench`)."""
     name, knob_set, seed, budget = job
-    from hydra.utils import instantiate
-    from omegaconf import OmegaConf
-
-    from harness.loop import tune
-    from harness.objective import Objective
-    from systems.synthetic import SyntheticSystem, SyntheticWorkload
-
-    system, workload = SyntheticSystem(knob_set), SyntheticWorkload()
-    system.setup(Path("."), workload)
-    cfg = OmegaConf.load(TUNER_DIR / f"{name}.yaml")
-    started = time.perf_counter()
-    try:
-        tuner = instantiate(cfg)(space=system.space, seed=seed, budget=budget)
-        obs = tune(tuner, system, workload, Objective("throughput", "max"), budget)
-    except ImportError as exc:  # an optional peer that is not installed
-        return {"tuner": name, "system": system.name, "seed": seed, "error": str(exc)}
-    best = tuner.best()
-    return {"tuner": name, "system": system.name, "seed": seed, "tests": len(obs),
-            "default": obs[0].score, "best": best.score if best else None,
-            "optimum": system.known_optimum()[1], "failures": sum(not o.ok for o in obs),
-            "compute_s": tuner.compute_seconds, "wall_s": time.perf_counter() - started}
+    return bench_session((name, f"synthetic{knob_set}", seed, budget))
 
 
 def _fmt(values: list[float], digits: int = 0) -> str:
