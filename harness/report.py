@@ -14,6 +14,19 @@ def format_value(value: float | None, unit: str = "") -> str:
     return f"{text} {unit}".rstrip()
 
 
+def _side_by_side(result: SessionResult) -> list[str]:
+    """The metrics a utility or constraint reads, default vs best (for constrained sessions)."""
+    names = getattr(result.objective, "reported_metrics", ())
+    default, best = result.default, result.best
+    if not names or best is None:
+        return []
+    rows = ["  metrics (default → best):"]
+    for name in names:
+        before = default.metrics.get(name) if default else None
+        rows.append(f"    {name}: {format_value(before)} → {format_value(best.metrics.get(name))}")
+    return rows
+
+
 def _knob(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
@@ -34,8 +47,14 @@ def summary(result: SessionResult) -> str:
         + (f" ({result.message})" if result.message else ""),
         f"  tests: {len(obs)} (" + ", ".join(f"{k.lower()} {v}" for k, v in counts.items()) + ")",
         f"  objective: {objective.direction}imise {objective.metric}",
-        f"  default:   {format_value(result.value(result.default), objective.unit)}",
+        f"  default:   {format_value(result.value(result.default), objective.unit)}"
+        + (" (infeasible)" if result.default and result.default.status.value == "INFEASIBLE"
+           else ""),
     ]
+    constraints = getattr(objective, "constraints", ())
+    if constraints:
+        lines.append("  constraints: " + "; ".join(str(getattr(c, "text", c))
+                                                  for c in constraints))
     best = result.best
     if best is None:
         lines.append("  no test succeeded; see the messages in samples.csv")
@@ -46,6 +65,7 @@ def summary(result: SessionResult) -> str:
             f"  improvement over default: {_percent(result.improvement())}"
             + (f"; vs the nearest default re-measurement: "
                f"{_percent(result.improvement_vs_nearest())}" if result.references else ""),
+            *_side_by_side(result),
             "  best configuration:",
             *(f"    {k} = {_knob(v)}" for k, v in best.config.items()),
         ]

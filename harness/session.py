@@ -97,9 +97,13 @@ class SessionResult:
         return max(ok, key=lambda o: (o.score, -o.trial)) if ok else None
 
     def value(self, obs: Observation | None) -> float | None:
-        if obs is None or not obs.ok:
+        """The raw objective value of a test that ran (also when it broke a constraint)."""
+        if obs is None or obs.status not in (Status.SUCCEEDED, Status.INFEASIBLE):
             return None
-        return self.objective.value(obs.metrics)
+        try:
+            return self.objective.value(obs.metrics)
+        except HarnessError:
+            return None
 
     def improvement(self) -> float | None:
         best, default = self.value(self.best), self.value(self.default)

@@ -154,3 +154,16 @@ def test_minimised_objective_is_normalised(compose_cfg: Compose) -> None:
     assert best is not None
     values = [o.metrics["latency_p99_ms"] for o in result.observations if o.ok]
     assert best.metrics["latency_p99_ms"] == min(values)
+
+
+def test_a_latency_constraint_is_honoured_by_the_best_setting(compose_cfg: Compose) -> None:
+    from harness.report import summary
+
+    cfg = compose_cfg("system=synthetic10", "budget=30", "seed=1",
+                      "objective.constraints=['latency_p99_ms <= 12']")
+    result = build_session(cfg).run()
+    assert Status.INFEASIBLE in {o.status for o in result.observations}
+    best = result.best
+    assert best is not None and best.metrics["latency_p99_ms"] <= 12
+    text = summary(result)
+    assert "constraints: latency_p99_ms <= 12" in text and "latency_p99_ms:" in text
