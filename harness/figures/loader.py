@@ -40,7 +40,7 @@ def load_sessions(uri: str, experiment: str | None = None) -> pd.DataFrame:
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=uri)
-    experiments = client.search_experiments()
+    experiments = list(client.search_experiments())
     if experiment is not None:
         experiments = [e for e in experiments if e.name == experiment]
     columns = ["run_id", "experiment", *_TAGS, *_METRICS]
@@ -63,7 +63,7 @@ def load_sessions(uri: str, experiment: str | None = None) -> pd.DataFrame:
         if col.startswith("params.tuner."):
             out[col[len("params."):]] = raw[col]
     out["seed"] = pd.to_numeric(out["seed"], errors="coerce").astype("Int64")
-    out = out[out["status"].fillna("FINISHED") == "FINISHED"]
+    out = out[out["status"] == "FINISHED"]  # killed or aborted sessions have no samples
     return out.reset_index(drop=True)
 
 

@@ -1,0 +1,7 @@
+"""Entry point of ``python -m harness.figures``."""
+
+import sys
+
+from harness.figures.cli import main
+
+sys.exit(main())
