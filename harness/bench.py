@@ -120,8 +120,9 @@ def run_jobs(jobs: list[Job], processes: int, cache: Path | None,
     if cache and cache.exists():
         cached = json.loads(cache.read_text())
     todo = [j for j in jobs if _key(j) not in cached]
-    # Group by system so each worker reuses the systems it has built.
-    todo.sort(key=lambda j: (j[1], j[0], j[2]))
+    # Seed-major order: a run stopped early still holds whole seeds (every tuner on every
+    # system), so `--seeds k` reports them; workers keep the systems they built.
+    todo.sort(key=lambda j: (j[2], j[1], j[0]))
     # One BLAS thread per worker: the processes already use the cores.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -163,6 +164,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
     parser.add_argument("--cache", type=Path, help="JSON cache (default OUT/cache.json)")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--note", default="", help="free text added to the report (e.g. why "
+                        "a tuner was left out)")
     return parser
 
 
@@ -198,8 +201,9 @@ def main(argv: list[str] | None = None) -> int:
              + (f"; left out: {' '.join(args.skip)}" if args.skip else "")
              + ("; errors: " + "; ".join(f"{e['tuner']}: {e['error']}" for e in errors)
                 if errors else "")
-             + f". Wall time of this invocation (cached sessions are free): "
-             f"{time.perf_counter() - started:.0f} s.")
+             + f". Sum of session wall times (each computed once, then cached): "
+             f"{sum(r['wall_s'] for r in rows):.0f} s; this invocation: "
+             f"{time.perf_counter() - started:.0f} s." + (f"\n\n{args.note}" if args.note else ""))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "REPORT.md").write_text(report_markdown(summary, command, notes))
     plot_scores(summary, args.out / "scores.png",

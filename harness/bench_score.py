@@ -168,7 +168,8 @@ def plot_scores(summary: dict[str, Any], path: Path, title: str) -> None:
     fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(names)), 4.0))
     colours = ["tab:red" if n.startswith("classytune") else "tab:blue" for n in names]
     ax.bar(names, means, yerr=spread, color=colours, capsize=3)
-    ax.set_ylabel("mean normalised score (1 = best known)")
+    ax.set_ylabel("mean normalised score (1 = best known)\nbars: std across systems",
+                  fontsize=8)
     ax.set_title(title, fontsize=9)
     ax.tick_params(axis="x", rotation=45)
     fig.tight_layout()
