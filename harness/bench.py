@@ -164,8 +164,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
     parser.add_argument("--cache", type=Path, help="JSON cache (default OUT/cache.json)")
     parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--note", default="", help="free text added to the report (e.g. why "
-                        "a tuner was left out)")
+    parser.add_argument("--note", type=Path, help="a text file added to the report (e.g. why "
+                        "a tuner was left out, what the machine was doing)")
     return parser
 
 
@@ -203,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
                 if errors else "")
              + f". Sum of session wall times (each computed once, then cached): "
              f"{sum(r['wall_s'] for r in rows):.0f} s; this invocation: "
-             f"{time.perf_counter() - started:.0f} s." + (f"\n\n{args.note}" if args.note else ""))
+             f"{time.perf_counter() - started:.0f} s." + (
+                 f"\n\n{args.note.read_text().strip()}" if args.note else ""))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "REPORT.md").write_text(report_markdown(summary, command, notes))
     plot_scores(summary, args.out / "scores.png",
