@@ -86,10 +86,10 @@ def test_winners_recognised_on_an_easy_surface() -> None:
 
 
 def test_regression_errors_fall_with_samples() -> None:
-    pool = pd.concat([_pool(600, 1)])
+    pool = _pool(450, 1)
     err = analysis.regression_errors(pool, ("rfr",))
     assert len(err) == 1 and 0 < err["max_rel_error"].iloc[0] < 1
-    curve = analysis.error_vs_samples(pool, (25, 400))
+    curve = analysis.error_vs_samples(pool, (25, 200))
     small, large = curve.sort_values("n_train")["max_rel_error"]
     assert large < small
 
@@ -105,6 +105,7 @@ def tiny_store(tmp_path_factory: pytest.TempPathFactory) -> str:
     return uri
 
 
+@pytest.mark.slow
 def test_loader_reads_a_real_session(tiny_store: str) -> None:
     runs = load_sessions(tiny_store)
     assert len(runs) == 1
@@ -118,6 +119,7 @@ def test_loader_reads_a_real_session(tiny_store: str) -> None:
     assert load_sessions(tiny_store, "fig6").empty
 
 
+@pytest.mark.slow
 def test_cli_names_the_recipe_when_no_runs(tiny_store: str, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(NoRunsError, match=r"\+experiment=fig6"):

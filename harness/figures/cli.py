@@ -59,7 +59,9 @@ def _pools(uri: str) -> pd.DataFrame:
 def _fig6(uri: str) -> Tables:
     cols = ["system", "system_kind", "tuner", "seed", "default_value", "best_value",
             "improvement", "tests"]
-    return {"fig6": _sessions(uri, "fig6")[cols]}
+    # a seed rerun replaces the earlier session (search_runs lists the newest first)
+    runs = _sessions(uri, "fig6").drop_duplicates(["system", "tuner", "seed"])
+    return {"fig6": runs[cols]}
 
 
 def _fig10b(uri: str) -> Tables:

@@ -63,7 +63,7 @@ def fig6_improvement(df: pd.DataFrame) -> Figure:
     grouped_bars(ax, data, "system", "tuner", "improvement_pct",
                  ["classytune", "bestconfig", "gpbo"])
     ax.set_ylabel("improvement over default (%)")
-    ax.set_title("Fig. 6: improvement within 100 tests (mean of seeds, whiskers min-max)")
+    ax.set_title("Fig. 6: 100 tests, mean of seeds (whiskers: min-max)", fontsize=10)
     fig.tight_layout()
     return fig
 
