@@ -215,6 +215,18 @@ class Space:
         """Round points to the representable ones (int/enum/bool cells), as measured."""
         return self.encode_many(self.decode_many(points))
 
+    def fit(self, settings: Mapping[str, Any]) -> Config:
+        """Settings moved into this space: knobs it lacks dropped, numbers clamped into range
+        (ints rounded), a numeric value for an enum moved to the nearest allowed entry.
+
+        For rule-based settings (expert rules) computed without knowing the catalogue's ranges.
+        """
+        fitted: dict[str, Any] = {}
+        for name, value in settings.items():
+            if name in self._index:
+                fitted[name] = _nearest(self[name], value)
+        return self.validate(fitted, partial=True)
+
     def subspace(self, names: Sequence[str]) -> Space:
         """The space restricted to ``names`` (in that order)."""
         return Space(tuple(self[name] for name in names))
@@ -234,6 +246,21 @@ class Space:
                 kwargs[allowed[key]] = tuple(value) if key == "values" else value
             knobs[self._index[name]] = replace(knob, **kwargs)
         return Space(tuple(knobs))
+
+
+def _nearest(knob: Knob, value: Any) -> Any:
+    if knob.type == "enum":
+        if any(value == v or str(value) == str(v) for v in knob.values):
+            return value
+        numeric = [v for v in knob.values
+                   if isinstance(v, int | float) and not isinstance(v, bool)]
+        if numeric and isinstance(value, int | float) and not isinstance(value, bool):
+            return min(numeric, key=lambda v: abs(float(v) - float(value)))
+        return value  # validate() then names the allowed values
+    if knob.type == "bool" or isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    number = min(max(float(value), float(knob.low)), float(knob.high))  # type: ignore[arg-type]
+    return round(number) if knob.type == "int" else number
 
 
 def knob_from_dict(entry: Mapping[str, Any]) -> Knob:

@@ -9,31 +9,15 @@ return partial configurations restricted to the knobs of ``space``, clipped into
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from harness.machine import Machine
-from harness.space import Config, Space, Value
+from harness.space import Config, Space
 
 __all__ = ["manual", "script"]
 
 
-def _fit(space: Space, settings: Mapping[str, Value]) -> Config:
-    """The settings whose knobs are in ``space``, numbers clipped into the knob's range."""
-    fitted: Config = {}
-    for name, value in settings.items():
-        if name not in space:
-            continue
-        knob = space[name]
-        if knob.type in ("int", "float") and not isinstance(value, bool):
-            number = min(max(float(value), float(knob.low)), float(knob.high))  # type: ignore[arg-type]
-            value = round(number) if knob.type == "int" else number
-        fitted[name] = knob.check(value)
-    return fitted
-
-
 def manual(space: Space, machine: Machine) -> Config:
     """Hand settings from widely given MapReduce advice (independent of the job)."""
-    return _fit(space, {
+    return space.fit({
         "mapreduce.task.io.sort.mb": 256, "mapreduce.task.io.sort.factor": 64,
         "mapreduce.map.sort.spill.percent": 0.9, "mapreduce.job.reduces": 4,
         "mapreduce.map.output.compress": True, "mapreduce.map.output.compress.codec": "snappy",
@@ -46,7 +30,7 @@ def script(space: Space, machine: Machine) -> Config:
     """Rules of thumb computed from the machine (cores, RAM)."""
     cores = max(1, machine.cores)
     heap = max(512, min(machine.ram_mib // 8, 4096))
-    return _fit(space, {
+    return space.fit({
         "mapreduce.local.map.tasks.maximum": cores,
         "mapreduce.local.reduce.tasks.maximum": cores,
         "mapreduce.job.reduces": cores,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from harness.machine import Machine
 from harness.space import Config, Space
-from systems.postgres.expert import clamp_config
 
 __all__ = ["manual", "script"]
 
@@ -19,7 +18,7 @@ def manual(space: Space, machine: Machine) -> Config:
     """The reference manuals' advice for a dedicated database host: a buffer pool of 50-75 %
     of RAM (we take 50 %: the client shares this host), a redo log of about an hour of writes
     (we take 1 GB), O_DIRECT to avoid double buffering, and durable commits kept."""
-    return clamp_config(space, {
+    return space.fit({
         "innodb_buffer_pool_size": machine.ram_mib // 2,
         "innodb_log_file_size": 1024,
         "innodb_flush_method": "O_DIRECT",
@@ -38,7 +37,7 @@ def script(space: Space, machine: Machine, ssd: bool = True) -> Config:
     (primers accept losing up to one second of commits for throughput).
     """
     pool = machine.ram_mib * 7 // 10
-    return clamp_config(space, {
+    return space.fit({
         "innodb_buffer_pool_size": pool,
         "innodb_log_file_size": min(pool // 4, 2048),
         "innodb_log_buffer_size": 64,

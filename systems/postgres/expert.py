@@ -7,34 +7,17 @@ and every value is clamped into the knob's range before validation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from harness.machine import Machine
 from harness.space import Config, Space
 
-__all__ = ["clamp_config", "manual", "script"]
-
-
-def clamp_config(space: Space, wanted: Mapping[str, Any]) -> Config:
-    """Keep the knobs ``space`` has, clamp numbers into range, validate."""
-    result: dict[str, Any] = {}
-    for name, value in wanted.items():
-        if name not in space:
-            continue
-        knob = space[name]
-        if knob.type in ("int", "float"):
-            value = min(max(value, knob.low), knob.high)  # type: ignore[type-var]
-            value = round(value) if knob.type == "int" else float(value)
-        result[name] = value
-    return space.validate(result, partial=True)
+__all__ = ["manual", "script"]
 
 
 def manual(space: Space, machine: Machine) -> Config:
     """The PostgreSQL manual's and wiki's usual starting points for a dedicated server:
     shared_buffers 25 % of RAM, effective_cache_size 50-75 %, a larger WAL, spread checkpoints."""
     mib = machine.ram_mib
-    return clamp_config(space, {
+    return space.fit({
         "shared_buffers": mib // 4,
         "effective_cache_size": mib // 2,
         "maintenance_work_mem": min(mib // 20, 1024),
@@ -58,7 +41,7 @@ def script(space: Space, machine: Machine, connections: int = 20,
     shared = mib // 4
     workers = max(2, min(4, machine.cores // 2))
     work_mem_kb = (mib - shared) * 1024 // (3 * connections * workers)
-    return clamp_config(space, {
+    return space.fit({
         "shared_buffers": shared,
         "effective_cache_size": mib * 3 // 4,
         "maintenance_work_mem": min(mib // 16, 2048),

@@ -9,31 +9,15 @@ Both return partial configurations restricted to the knobs of ``space``, clipped
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from harness.machine import Machine
-from harness.space import Config, Space, Value
+from harness.space import Config, Space
 
 __all__ = ["manual", "script"]
 
 
-def _fit(space: Space, settings: Mapping[str, Value]) -> Config:
-    """The settings whose knobs are in ``space``, numbers clipped into the knob's range."""
-    fitted: Config = {}
-    for name, value in settings.items():
-        if name not in space:
-            continue
-        knob = space[name]
-        if knob.type in ("int", "float") and not isinstance(value, bool):
-            number = min(max(float(value), float(knob.low)), float(knob.high))  # type: ignore[arg-type]
-            value = round(number) if knob.type == "int" else number
-        fitted[name] = knob.check(value)
-    return fitted
-
-
 def manual(space: Space, machine: Machine) -> Config:
     """Hand settings from widely given Spark advice (independent of the job)."""
-    return _fit(space, {
+    return space.fit({
         "spark.serializer": "kryo", "spark.sql.shuffle.partitions": 64,
         "spark.default.parallelism": 8, "spark.driver.memory": 4096,
         "spark.sql.adaptive.enabled": True, "spark.io.compression.codec": "lz4",
@@ -45,7 +29,7 @@ def manual(space: Space, machine: Machine) -> Config:
 def script(space: Space, machine: Machine) -> Config:
     """Rules of thumb computed from the machine (cores, RAM)."""
     cores = max(1, machine.cores)
-    return _fit(space, {
+    return space.fit({
         "local_threads": cores,
         "spark.default.parallelism": 3 * cores,
         "spark.sql.shuffle.partitions": 3 * cores,

@@ -11,42 +11,18 @@ knobs of ``space`` and moved onto its allowed values (clamped ranges, nearest en
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from harness.machine import Machine
-from harness.space import Config, Knob, Space, Value
+from harness.space import Config, Space
 
 __all__ = ["manual", "script"]
 
 MIB_IN_KIB = 1024
 
 
-def _fit(knob: Knob, value: Value) -> Value:
-    """``value`` moved onto ``knob``'s allowed values (nearest entry, clamped range)."""
-    if knob.type == "enum":
-        if value in knob.values or str(value) in map(str, knob.values):
-            return knob.check(value)
-        numeric = [v for v in knob.values if isinstance(v, int | float)
-                   and not isinstance(v, bool)]
-        if numeric and isinstance(value, int | float):
-            return min(numeric, key=lambda v: abs(float(v) - float(value)))
-        return knob.default
-    if knob.type == "bool":
-        return bool(value)
-    low, high = float(knob.low), float(knob.high)  # type: ignore[arg-type]
-    number = min(max(float(value), low), high)
-    return round(number) if knob.type == "int" else number
-
-
-def _restrict(space: Space, wanted: Mapping[str, Value]) -> Config:
-    config = {name: _fit(space[name], value) for name, value in wanted.items() if name in space}
-    return space.validate(config, partial=True)
-
-
 def manual(space: Space, machine: Machine) -> Config:
     """Published guidance for a fast, single-process SQLite application."""
     del machine  # the guidance is the same on every machine
-    return _restrict(space, {
+    return space.fit({
         "journal_mode": "wal",
         "synchronous": "normal",
         "cache_size": 64 * MIB_IN_KIB,
@@ -68,7 +44,7 @@ def script(space: Space, machine: Machine) -> Config:
     mmap_mib = 0
     while machine.ram_mib >= 16 and (mmap_mib or 1) * 4 <= machine.ram_mib / 16:
         mmap_mib = (mmap_mib or 1) * 4
-    return _restrict(space, {
+    return space.fit({
         "journal_mode": "wal",
         "synchronous": "normal",
         "cache_size": cache_kib,

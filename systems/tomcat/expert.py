@@ -10,32 +10,16 @@ partial configurations restricted to the knobs of ``space``, clipped into their 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from harness.machine import Machine
-from harness.space import Config, Space, Value
+from harness.space import Config, Space
 
 __all__ = ["manual", "script"]
-
-
-def _fit(space: Space, settings: Mapping[str, Value]) -> Config:
-    """The settings whose knobs are in ``space``, numbers clipped into the knob's range."""
-    fitted: Config = {}
-    for name, value in settings.items():
-        if name not in space:
-            continue
-        knob = space[name]
-        if knob.type in ("int", "float") and not isinstance(value, bool):
-            number = min(max(float(value), float(knob.low)), float(knob.high))  # type: ignore[arg-type]
-            value = round(number) if knob.type == "int" else number
-        fitted[name] = knob.check(value)
-    return fitted
 
 
 def manual(space: Space, machine: Machine) -> Config:
     """Hand settings from widely given Tomcat advice (independent of the workload)."""
     heap = max(256, min(machine.ram_mib // 4, 4096))
-    return _fit(space, {
+    return space.fit({
         "maxThreads": 400, "minSpareThreads": 25, "acceptCount": 200,
         "maxConnections": 10000, "maxKeepAliveRequests": 200, "keepAliveTimeout": 30000,
         "connectionTimeout": 20000, "compression": "on", "compressionMinSize": 2048,
@@ -48,7 +32,7 @@ def script(space: Space, machine: Machine) -> Config:
     cores = max(1, machine.cores)
     threads = 4 * cores  # CPU-bound pages: a few threads per core avoid context switching
     heap = max(256, min(machine.ram_mib // 8, 2048))
-    return _fit(space, {
+    return space.fit({
         "maxThreads": threads, "minSpareThreads": threads, "acceptCount": 100,
         "maxConnections": 2048, "maxKeepAliveRequests": 1000, "keepAliveTimeout": 20000,
         "compression": "off",  # gzip costs CPU the load generator needs on a small machine
