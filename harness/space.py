@@ -215,6 +215,10 @@ class Space:
         """Round points to the representable ones (int/enum/bool cells), as measured."""
         return self.encode_many(self.decode_many(points))
 
+    def complete(self, config: Mapping[str, Any]) -> Config:
+        """``config`` validated and completed with the defaults of the knobs it lacks."""
+        return {**self.default(), **self.validate(config, partial=True)}
+
     def fit(self, settings: Mapping[str, Any]) -> Config:
         """Settings moved into this space: knobs it lacks dropped, numbers clamped into range
         (ints rounded), a numeric value for an enum moved to the nearest allowed entry.

@@ -13,13 +13,18 @@ from systems.mapreduce import MapReduceJob, expert, render
 from systems.mapreduce.system import first_error, parse_mr
 
 
+def complete(config: dict) -> dict:
+    """The config completed with the whole catalogue's defaults."""
+    return render.full_catalogue().complete(config)
+
+
 def test_catalogue_sets() -> None:
     assert load_catalogue(render.CATALOGUE, "10").dim == 10
     assert load_catalogue(render.CATALOGUE, "30").dim == 30
 
 
 def test_fixed_options_keep_the_local_runner_and_fast_polling(tmp_path: Path) -> None:
-    options = render.hadoop_options(render.complete({}), tmp_path)
+    options = render.hadoop_options(complete({}), tmp_path)
     assert options["mapreduce.framework.name"] == "local"
     assert options["fs.defaultFS"] == "file:///"
     assert int(options["mapreduce.client.completion.pollinterval"]) <= 100
@@ -28,7 +33,7 @@ def test_fixed_options_keep_the_local_runner_and_fast_polling(tmp_path: Path) ->
 
 
 def test_units_codecs_and_booleans(tmp_path: Path) -> None:
-    options = render.hadoop_options(render.complete({
+    options = render.hadoop_options(complete({
         "mapreduce.input.fileinputformat.split.maxsize": 4, "io.file.buffer.size": 64,
         "mapreduce.map.output.compress": True, "mapreduce.map.output.compress.codec": "snappy",
         "harness.combiner": False}), tmp_path)
@@ -41,14 +46,14 @@ def test_units_codecs_and_booleans(tmp_path: Path) -> None:
 
 
 def test_java_opts() -> None:
-    opts = render.java_opts(render.complete({"jvm.heap_mb": 256, "jvm.gc": "Serial"}))
+    opts = render.java_opts(complete({"jvm.heap_mb": 256, "jvm.gc": "Serial"}))
     assert opts[:2] == ["-Xmx256m", "-XX:+UseSerialGC"]
     assert not any("ParallelGCThreads" in o for o in opts)
 
 
 def test_refusals() -> None:
     with pytest.raises(KnobError):
-        render.complete({"mapreduce.job.reduces": 0})
+        complete({"mapreduce.job.reduces": 0})
     with pytest.raises(ConfigError, match="unknown MapReduce job"):
         MapReduceJob(job="hive")
 

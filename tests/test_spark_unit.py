@@ -12,6 +12,11 @@ from harness.space import load_catalogue
 from systems.spark import SparkJob, conf, expert
 from systems.spark.system import java_error, parse_runner
 
+
+def complete(config: dict) -> dict:
+    """The config completed with the whole catalogue's defaults."""
+    return conf.full_catalogue().complete(config)
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -23,7 +28,7 @@ def test_catalogue_sets_and_inert_executor_memory() -> None:
 
 
 def test_default_properties_bind_to_loopback_without_ui(tmp_path: Path) -> None:
-    master, props = conf.spark_properties(conf.complete({}), tmp_path)
+    master, props = conf.spark_properties(complete({}), tmp_path)
     assert master == "local[2]"
     assert props["spark.driver.host"] == props["spark.driver.bindAddress"] == "127.0.0.1"
     assert props["spark.ui.enabled"] == "false"
@@ -35,7 +40,7 @@ def test_default_properties_bind_to_loopback_without_ui(tmp_path: Path) -> None:
 
 
 def test_units_and_special_values(tmp_path: Path) -> None:
-    master, props = conf.spark_properties(conf.complete({
+    master, props = conf.spark_properties(complete({
         "local_threads": 1, "spark.sql.autoBroadcastJoinThreshold": 0, "spark.locality.wait": 0.5,
         "spark.shuffle.file.buffer": 64, "spark.serializer": "kryo",
         "spark.sql.adaptive.enabled": False}), tmp_path)
@@ -49,7 +54,7 @@ def test_units_and_special_values(tmp_path: Path) -> None:
 
 def test_invalid_value_and_unknown_job_are_refused() -> None:
     with pytest.raises(KnobError, match=r"spark\.memory\.fraction"):
-        conf.complete({"spark.memory.fraction": 1.5})
+        complete({"spark.memory.fraction": 1.5})
     with pytest.raises(ConfigError, match="unknown Spark job"):
         SparkJob(job="sort")
 

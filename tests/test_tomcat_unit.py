@@ -14,6 +14,11 @@ from systems.tomcat import expert, render
 from systems.tomcat.system import start_failure
 from systems.tomcat.workload import parse_wrk
 
+
+def complete(config: dict) -> dict:
+    """The config completed with the whole catalogue's defaults."""
+    return render.full_catalogue().complete(config)
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -27,7 +32,7 @@ def test_catalogue_sets_have_10_and_30_knobs() -> None:
 
 
 def test_default_server_xml_is_valid_and_carries_each_knob_once() -> None:
-    values = render.complete({})
+    values = complete({})
     xml = render.render_server_xml(values, 18080)
     attrs = connector(xml)  # ElementTree rejects duplicate attributes, so this also checks that
     assert attrs["port"] == "18080" and attrs["address"] == "127.0.0.1"
@@ -42,7 +47,7 @@ def test_every_config_of_a_sample_renders_to_valid_xml() -> None:
     space = render.full_catalogue()
     for point in load_catalogue(render.CATALOGUE).decode_many(
             __import__("numpy").random.default_rng(0).random((20, space.dim))):
-        values = render.complete(point)
+        values = complete(point)
         attrs = connector(render.render_server_xml(values, 8080))
         assert attrs["maxThreads"] == str(values["maxThreads"])
         assert attrs["protocol"].endswith(("NioProtocol", "Nio2Protocol"))
@@ -50,7 +55,7 @@ def test_every_config_of_a_sample_renders_to_valid_xml() -> None:
 
 
 def test_tuned_values_reach_the_files() -> None:
-    values = render.complete({"protocol": "nio2", "socket.rxBufSize": "32k", "accessLog": False,
+    values = complete({"protocol": "nio2", "socket.rxBufSize": "32k", "accessLog": False,
                               "maxKeepAliveRequests": 1, "cacheMaxSize": 4096})
     xml = render.render_server_xml(values, 8080)
     attrs = connector(xml)
@@ -61,18 +66,18 @@ def test_tuned_values_reach_the_files() -> None:
 
 
 def test_java_opts_follow_the_jvm_knobs() -> None:
-    opts = render.java_opts(render.complete({"jvm.heap_mb": 256, "jvm.gc": "Serial",
+    opts = render.java_opts(complete({"jvm.heap_mb": 256, "jvm.gc": "Serial",
                                              "jvm.heap_prealloc": True,
                                              "jvm.tiered_compilation": False}))
     assert {"-Xmx256m", "-Xms256m", "-XX:+UseSerialGC", "-XX:-TieredCompilation"} <= set(opts)
     assert not any(o.startswith("-XX:ParallelGCThreads") for o in opts)
-    default = render.java_opts(render.complete({}))
+    default = render.java_opts(complete({}))
     assert "-XX:+UseG1GC" in default and not any(o.startswith("-Xms") for o in default)
 
 
 def test_out_of_range_value_is_refused() -> None:
     with pytest.raises(KnobError, match="maxThreads"):
-        render.complete({"maxThreads": 0})
+        complete({"maxThreads": 0})
 
 
 def test_parse_wrk_on_captured_output() -> None:

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.space import Space, Value, load_catalogue
+from systems.java_text import java_text
 
-__all__ = ["CATALOGUE", "FIXED", "complete", "full_catalogue", "hadoop_options", "java_opts"]
+__all__ = ["CATALOGUE", "FIXED", "full_catalogue", "hadoop_options", "java_opts"]
 
 CATALOGUE = Path(__file__).with_name("knobs.yaml")
 MIB, KIB = 2**20, 2**10
@@ -37,16 +38,6 @@ def full_catalogue() -> Space:
     return load_catalogue(CATALOGUE)
 
 
-def complete(config: Mapping[str, Value], catalogue: Space | None = None) -> dict[str, Value]:
-    """``config`` validated and completed with catalogue defaults for the knobs it lacks."""
-    catalogue = catalogue or full_catalogue()
-    return {**catalogue.default(), **catalogue.validate(config, partial=True)}
-
-
-def _text(value: Value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def hadoop_options(config: Mapping[str, Value], workdir: Path) -> dict[str, str]:
@@ -64,7 +55,7 @@ def hadoop_options(config: Mapping[str, Value], workdir: Path) -> dict[str, str]
         elif name.endswith(".codec"):
             options[name] = CODECS[str(value)]
         else:
-            options[name] = _text(value)
+            options[name] = java_text(value)
     return options
 
 

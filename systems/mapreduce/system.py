@@ -138,7 +138,7 @@ class MapReduceSystem(System):
         super().setup(workdir, workload)
 
     def apply(self, config: Config) -> None:
-        values = render.complete(config, self.catalogue)
+        values = self.catalogue.complete(config)
         self.options = render.hadoop_options(values, self._root())
         self.jvm = render.java_opts(values) + self.extra_java_opts
 

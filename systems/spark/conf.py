@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.space import Space, Value, load_catalogue
+from systems.java_text import java_text
 
-__all__ = ["CATALOGUE", "FIXED", "complete", "full_catalogue", "spark_properties"]
+__all__ = ["CATALOGUE", "FIXED", "full_catalogue", "spark_properties"]
 
 CATALOGUE = Path(__file__).with_name("knobs.yaml")
 SERIALIZERS = {"java": "org.apache.spark.serializer.JavaSerializer",
@@ -47,16 +48,6 @@ def full_catalogue() -> Space:
     return load_catalogue(CATALOGUE)
 
 
-def complete(config: Mapping[str, Value], catalogue: Space | None = None) -> dict[str, Value]:
-    """``config`` validated and completed with catalogue defaults for the knobs it lacks."""
-    catalogue = catalogue or full_catalogue()
-    return {**catalogue.default(), **catalogue.validate(config, partial=True)}
-
-
-def _text(value: Value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def spark_properties(config: Mapping[str, Value], workdir: Path) -> tuple[str, dict[str, str]]:
@@ -68,5 +59,5 @@ def spark_properties(config: Mapping[str, Value], workdir: Path) -> tuple[str, d
     for name, value in config.items():
         if name == "local_threads":
             continue
-        props[name] = _FORMAT[name](value) if name in _FORMAT else _text(value)
+        props[name] = _FORMAT[name](value) if name in _FORMAT else java_text(value)
     return master, props

@@ -120,7 +120,7 @@ class SparkSystem(System):
         super().setup(workdir, workload)
 
     def apply(self, config: Config) -> None:
-        values = conf.complete(config, self.catalogue)
+        values = self.catalogue.complete(config)
         self.master, self.properties = conf.spark_properties(values, self._root())
 
     def reset(self) -> None:

@@ -53,7 +53,7 @@ class SparkJob(Workload):
         system.executor.run(["mkdir", "-p", str(self.data)])
         # Generated with the default configuration and a larger heap, whatever is under test.
         _master, props = conf.spark_properties(
-            conf.complete({"spark.driver.memory": 2048}), Path(workdir) / "spark")
+            conf.full_catalogue().complete({"spark.driver.memory": 2048}), Path(workdir) / "spark")
         result = system.run_request("generate", self.job, self.data, self.generate_timeout_s,
                                     scale=self.scale, seed=self.seed, properties=props)
         system.executor.write_text(marker, f"{result['job_s']:.1f}s\n")

@@ -13,12 +13,12 @@ from string import Template
 from xml.sax.saxutils import quoteattr
 
 from harness.space import Space, Value, load_catalogue
+from systems.java_text import java_text
 
 __all__ = [
     "CATALOGUE",
     "PROTOCOLS",
     "SOCKET_BUFFERS",
-    "complete",
     "full_catalogue",
     "java_opts",
     "render_context_xml",
@@ -48,21 +48,12 @@ def full_catalogue() -> Space:
     return load_catalogue(CATALOGUE)
 
 
-def complete(config: Mapping[str, Value], catalogue: Space | None = None) -> dict[str, Value]:
-    """``config`` validated and completed with catalogue defaults for the knobs it lacks."""
-    catalogue = catalogue or full_catalogue()
-    return {**catalogue.default(), **catalogue.validate(config, partial=True)}
-
-
-def _text(value: Value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def render_server_xml(config: Mapping[str, Value], port: int) -> str:
     """server.xml for a complete configuration (see :func:`complete`) on 127.0.0.1:``port``."""
-    fields = {name: _text(value) for name, value in config.items() if not name.startswith("jvm.")}
+    fields = {name: java_text(value) for name, value in config.items()
+              if not name.startswith("jvm.")}
     fields["protocol"] = PROTOCOLS[str(config["protocol"])]
     fields["port"] = str(int(port))
     buffers = ""
@@ -77,7 +68,7 @@ def render_server_xml(config: Mapping[str, Value], port: int) -> str:
 
 def render_context_xml(config: Mapping[str, Value]) -> str:
     """context.xml (static-resource cache) for a complete configuration."""
-    fields = {k: _text(config[k]) for k in ("cachingAllowed", "cacheMaxSize", "cacheTtl")}
+    fields = {k: java_text(config[k]) for k in ("cachingAllowed", "cacheMaxSize", "cacheTtl")}
     return _DottedTemplate((HERE / "context.xml.tmpl").read_text()).substitute(fields)
 
 

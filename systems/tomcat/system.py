@@ -116,7 +116,7 @@ class TomcatSystem(System):
         super().setup(workdir, workload)
 
     def apply(self, config: Config) -> None:
-        values = render.complete(config, self.catalogue)
+        values = self.catalogue.complete(config)
         base = self._base()
         self.executor.write_text(base / "conf" / "server.xml",
                                  render.render_server_xml(values, self.port))
