@@ -61,7 +61,13 @@ def run(cfg: DictConfig) -> float | None:
     print(summary(result))
     if result.status == "FINISHED" and not cfg.session.keep_workdir:
         shutil.rmtree(session.workdir, ignore_errors=True)
+    if result.status == "ABORTED" and not _multirun():
+        sys.exit(1)  # scripts chaining sessions must see that this one did not tune
     return result.value(result.best)
+
+
+def _multirun() -> bool:
+    return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
 @hydra.main(config_path=CONFIG_DIR, config_name="config", version_base="1.3")
@@ -70,6 +76,6 @@ def main(cfg: DictConfig) -> float | None:
         return run(cfg)
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+        if _multirun():
             return None  # one bad job must not end the whole sweep
         sys.exit(2)

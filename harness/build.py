@@ -166,7 +166,8 @@ def build_session(cfg: DictConfig, budget_override: int | None = None) -> Sessio
                       "config": OmegaConf.to_container(cfg, resolve=False),
                       "experiment": experiment, "tags": tags, "params": params,
                       "artifact_root": str((results / "mlartifacts").resolve())})
-    workdir = results / "work" / session_id
+    # Absolute: adapters hand this path to servers and scripts that run in other folders.
+    workdir = (results / "work" / session_id).absolute()
     return Session(session_id=session_id, store=store, tuner_factory=tuner_factory,
                    system=system, workload=workload, objective=objective, tracker=tracker,
                    options=options, fixed=fixed, workdir=workdir)
