@@ -34,6 +34,7 @@ import numpy as np
 
 from harness.classytune.classifiers import CLASSIFIERS, make_classifier
 from harness.classytune.induction import DEFAULT_BITS, induce, induce_all_pairs, induced_dim
+from harness.classytune.ranked import ranked_batch
 from harness.classytune.rules import Rule, parse_rules, rule_pairs
 from harness.classytune.search import SearchResult, find_subspaces
 from harness.errors import ConfigError
@@ -77,6 +78,15 @@ class ClassyTuneTuner(Tuner):
         centre: ``mean`` (KMeans centres, the paper) or ``best`` (each cluster's most
             confident winner).
         include_pivot: also resample the subspace around the pivot (not in the paper).
+        strategy: ``subspaces`` (the paper: LHS inside the winners' subspaces) or ``ranked``
+            (the comparator ranks candidates and the best ones are tested,
+            :mod:`harness.classytune.ranked`; not in the paper).
+        local_factor: ranked only: ``local_factor`` × |S| extra candidates perturbing the
+            ``n_elite`` best measured settings (``local_dims`` knobs on average moved by a
+            Gaussian step of width ``local_scale``).
+        opponents: ranked only: candidates are scored by their mean win probability against
+            this many best measured settings (1 = the pivot alone).
+        max_pairs: train on a random subset of at most this many ordered pairs (None: all).
     """
 
     name = "classytune"
@@ -89,7 +99,10 @@ class ClassyTuneTuner(Tuner):
                  classifier_options: Mapping[str, Any] | None = None, ties: str = "skip",
                  rules: Sequence[Mapping[str, Any]] | None = None, rule_samples: int = 100,
                  dedupe: bool = True, max_winners: int | None = None,
-                 centre: str = "mean", include_pivot: bool = False) -> None:
+                 centre: str = "mean", include_pivot: bool = False,
+                 strategy: str = "subspaces", local_factor: float = 0.0, n_elite: int = 5,
+                 opponents: int = 1, local_scale: float = 0.1, local_dims: float = 3.0,
+                 max_pairs: int | None = None) -> None:
         super().__init__(space, seed, budget)
         if classifier not in CLASSIFIERS:
             raise ConfigError(f"unknown classifier {classifier!r}; "
@@ -125,6 +138,17 @@ class ClassyTuneTuner(Tuner):
         self.max_winners = int(max_winners) if max_winners else None
         self.centre = centre
         self.include_pivot = bool(include_pivot)
+        if strategy not in ("subspaces", "ranked"):
+            raise ConfigError(f"strategy must be 'subspaces' (paper) or 'ranked', "
+                              f"got {strategy!r}")
+        if opponents < 1 or n_elite < 1 or local_factor < 0 or local_scale <= 0:
+            raise ConfigError("opponents and n_elite must be >= 1, local_factor >= 0 and "
+                              "local_scale > 0")
+        self.strategy = strategy
+        self.local_factor, self.n_elite, self.opponents = float(local_factor), int(n_elite), \
+            int(opponents)
+        self.local_scale, self.local_dims = float(local_scale), float(local_dims)
+        self.max_pairs = int(max_pairs) if max_pairs else None
         self.plan = round_sizes(budget, self.n_initial, self.rounds)
         self.model: Any = None
         self.round_log: list[dict[str, Any]] = []
@@ -143,7 +167,10 @@ class ClassyTuneTuner(Tuner):
                 "ties": self.ties, "rules": json.dumps([r.as_dict() for r in self.rules]),
                 "rule_samples": self.rule_samples, "dedupe": self.dedupe,
                 "max_winners": self.max_winners or 0, "centre": self.centre,
-                "include_pivot": self.include_pivot,
+                "include_pivot": self.include_pivot, "strategy": self.strategy,
+                "local_factor": self.local_factor, "n_elite": self.n_elite,
+                "opponents": self.opponents, "local_scale": self.local_scale,
+                "local_dims": self.local_dims, "max_pairs": self.max_pairs or 0,
                 "plan": json.dumps(self.plan)}
 
     def _propose(self, n: int) -> np.ndarray:
@@ -175,6 +202,11 @@ class ClassyTuneTuner(Tuner):
         started = time.perf_counter()
         points, scores = self.points(), self.scores()
         rows, labels = induce_all_pairs(points, scores, self.induction, self.bits, self.ties)
+        if self.max_pairs is not None and len(labels) > self.max_pairs:
+            # Fit time grows with the n(n-1) pairs; a random subset keeps every sample in
+            # ~max_pairs/n pairs on average, plenty for the tree ensemble.
+            keep = np.sort(self.rng.choice(len(labels), self.max_pairs, replace=False))
+            rows, labels = rows[keep], labels[keep]
         n_rule_rows = 0
         if self.rules:
             xa, xb, rule_labels = rule_pairs(self.rules, self.space, self.rule_samples, self.rng)
@@ -203,6 +235,8 @@ class ClassyTuneTuner(Tuner):
             return self.lhs(size)
         self.model = model
         points, scores = self.points(), self.scores()
+        if self.strategy == "ranked":
+            return self._ranked_round(entry, model, points, scores, size)
         result = find_subspaces(model, points, scores, self.n_candidates, self.k_max, self.rng,
                                 int(self.rng.integers(2**31 - 1)), self.induction, self.bits,
                                 self.max_winners, self.centre, self.include_pivot)
@@ -217,6 +251,21 @@ class ClassyTuneTuner(Tuner):
         self.round_log.append(entry)
         log.info("classytune round %d: %d pairs, %d/%d winners, k=%d, train %.2fs search %.2fs",
                  index, entry["n_pairs"], result.n_winners, result.n_candidates, result.k,
+                 entry["train_s"], entry["search_s"])
+        return batch
+
+    def _ranked_round(self, entry: dict[str, Any], model: Any, points: np.ndarray,
+                      scores: np.ndarray, size: int) -> np.ndarray:
+        started = time.perf_counter()
+        batch, info = ranked_batch(
+            model, points, scores, size, self.space, self.rng, self.n_candidates,
+            round(self.local_factor * self.n_candidates), self.n_elite, self.opponents,
+            self.local_scale, self.local_dims, self.induction, self.bits)
+        entry.update(search_s=time.perf_counter() - started, k=0, n_winners=0, fallback="",
+                     pivot_score=float(scores.max()), **info)
+        self.round_log.append(entry)
+        log.info("classytune round %d (ranked): %d pairs, %d of %d chosen local, train %.2fs "
+                 "search %.2fs", entry["round"], entry["n_pairs"], info["n_local_chosen"], size,
                  entry["train_s"], entry["search_s"])
         return batch
 
