@@ -68,6 +68,30 @@ def make_objective(cfg: DictConfig, workload: Workload, constants: dict[str, flo
     return build_objective(spec, workload.metrics, constants)
 
 
+def _make_system(cfg: DictConfig) -> System:
+    """The adapter, on this machine or on the inventory's hosts (``hosts=<name>``)."""
+    hosts = cfg.get("hosts")
+    if not hosts or not hosts.get("hosts"):
+        return _instantiate(cfg.system.adapter, f"system {cfg.system.name!r}")  # type: ignore[no-any-return]
+    from harness.remote.connect import adapter_kwargs, connect_inventory
+    from harness.remote.inventory import Inventory
+
+    tree = _container(hosts)
+    inventory = Inventory.from_config(str(tree.get("name", "hosts")), tree.get("hosts") or [],
+                                      tree.get("common") or {})
+    cluster = connect_inventory(inventory)
+    kwargs = adapter_kwargs(cfg.system.name, str(cfg.system.adapter._target_), cluster)
+    try:
+        return instantiate(cfg.system.adapter, **kwargs)  # type: ignore[no-any-return]
+    except InstantiationException as exc:
+        cluster.close()
+        cause = exc.__cause__
+        if isinstance(cause, HarnessError):
+            raise cause from None
+        raise ConfigError(f"cannot build the system {cfg.system.name!r} on inventory "
+                          f"{inventory.name!r}: {cause or exc}") from None
+
+
 def _pins_and_ranges(cfg: DictConfig, system: System) -> Config:
     ranges = _container(cfg.system.ranges)
     if ranges:
@@ -128,7 +152,7 @@ def build_session(cfg: DictConfig, budget_override: int | None = None) -> Sessio
         max_consecutive_crashes=cfg.session.max_consecutive_crashes,
         default_every=cfg.session.default_every, progress=cfg.session.progress)
     results = _results_dir(cfg)
-    system: System = _instantiate(cfg.system.adapter, f"system {cfg.system.name!r}")
+    system: System = _make_system(cfg)
     system.name = cfg.system.name
     fixed = _pins_and_ranges(cfg, system)
     workload = make_workload(cfg, cfg.system.name)

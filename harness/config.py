@@ -87,6 +87,21 @@ class DatasetConf:
 
 
 @dataclass
+class HostsConf:
+    """The host inventory (``hosts=<name>``, conf/hosts/); no hosts = run on this machine.
+
+    ``common`` settings apply to every host; each host has ``name``, ``address`` and optionally
+    ``port``, ``user``, ``key_file``, ``roles`` (sut, load), ``workdir``,
+    ``strict_host_key_checking``, ``known_hosts``, ``connect_timeout_s``
+    (harness.remote.inventory.Host). Passwords are refused: use ssh config, agent or keys.
+    """
+
+    name: str = "none"
+    common: dict[str, Any] = field(default_factory=dict)
+    hosts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
 class HarnessConfig:
     """The top level of ``python -m harness``."""
 
@@ -97,6 +112,7 @@ class HarnessConfig:
     tracking: TrackingConf = field(default_factory=TrackingConf)
     session: SessionConf = field(default_factory=SessionConf)
     dataset: DatasetConf = field(default_factory=DatasetConf)
+    hosts: HostsConf = field(default_factory=HostsConf)
     budget: int = 100
     seed: int = 0
     repeats: int = 1

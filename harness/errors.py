@@ -11,6 +11,7 @@ __all__ = [
     "ConfigError",
     "ExecutorError",
     "HarnessError",
+    "HostUnreachable",
     "KnobError",
     "SessionAborted",
     "StoreError",
@@ -55,6 +56,11 @@ class WorkloadTimeout(WorkloadError):
 
 class ExecutorError(HarnessError):
     """A command could not be run on a host (connection refused, missing binary, ...)."""
+
+
+class HostUnreachable(ExecutorError):
+    """A remote host cannot be reached (any more): the session stops at once and keeps its
+    finished tests, rather than recording the lost test as a crash of its configuration."""
 
 
 class SessionAborted(HarnessError):

@@ -12,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from abc import ABC, abstractmethod
@@ -66,7 +68,10 @@ class CommandTimeout(ExecutorError):
 class Executor(ABC):
     """Runs commands on one host. Implementations: :class:`LocalExecutor`, SSH (remote hosts)."""
 
+    #: A display name for messages.
     host: str = "localhost"
+    #: The address clients use to reach services on this host.
+    address: str = "127.0.0.1"
 
     @abstractmethod
     def run(self, command: Sequence[str], *, timeout_s: float | None = None,
@@ -87,6 +92,20 @@ class Executor(ABC):
     @abstractmethod
     def exists(self, path: str | Path) -> bool:
         """Whether a path exists on the host."""
+
+    def session_dir(self, local_workdir: Path) -> Path:
+        """Where a session whose local work folder is ``local_workdir`` keeps its files on
+        this host (the same folder locally; under the inventory's workdir remotely)."""
+        return Path(local_workdir).absolute()
+
+    def free_port(self) -> int:
+        """A TCP port nobody listens on right now on this host."""
+        with socket.socket() as probe:
+            probe.bind((self.address, 0))
+            return int(probe.getsockname()[1])
+
+    def close(self) -> None:  # noqa: B027 - only connections need it
+        """Release connections (remote executors)."""
 
     def which(self, program: str, extra_dirs: Sequence[str] = ()) -> str | None:
         """Absolute path of ``program`` on the host (PATH, then ``extra_dirs``), or None."""
@@ -143,7 +162,7 @@ class LocalExecutor(Executor):
 
     def write_text(self, path: str | Path, text: str, mode: int = 0o644) -> None:
         path = Path(path)
-        temporary = path.with_name(f".{path.name}.tmp")
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
         temporary.write_text(text)
         os.chmod(temporary, mode)
         os.replace(temporary, path)

@@ -14,7 +14,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from harness.errors import HarnessError, SystemStartError, WorkloadError, WorkloadTimeout
+from harness.errors import (
+    HarnessError,
+    HostUnreachable,
+    SystemStartError,
+    WorkloadError,
+    WorkloadTimeout,
+)
 from harness.objective import Objective, assess
 from harness.records import Observation, Status
 from harness.space import Config
@@ -62,12 +68,14 @@ def run_test(system: System, workload: Workload, objective: Objective, config: C
     except WorkloadError as exc:
         status, message = Status.FAILED, str(exc)
         extra["output_tail"] = exc.output_tail
+    except HostUnreachable:
+        raise  # not the configuration's fault: the session stops and can resume later
     except HarnessError as exc:  # e.g. a value the adapter could not render: the system refuses
         status, message = Status.CRASHED, str(exc)
     finally:
         try:
             system.stop()
-        except HarnessError as exc:
+        except HarnessError as exc:  # (also an unreachable host: the exception in flight wins)
             log.warning("stopping %s after trial %d failed: %s", system.name, trial, exc)
     return Observation(trial=trial, config=dict(config), status=status,
                        score=score if status is Status.SUCCEEDED else None, metrics=metrics,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import tracking_keys as keys
-from harness.errors import HarnessError, SessionAborted
+from harness.errors import HarnessError, HostUnreachable, SessionAborted
 from harness.loop import run_test
 from harness.objective import Objective
 from harness.records import Observation, Status
@@ -176,6 +176,10 @@ class Session:
                        f"resume with: python -m harness resume={self.store.directory}")
         except SessionAborted as exc:
             status, message = "ABORTED", str(exc)
+        except HostUnreachable as exc:
+            status = "ABORTED"
+            message = (f"{exc}; the {len(observations)} finished tests are kept: resume with "
+                       f"python -m harness resume={self.store.directory}")
         finally:
             try:
                 self.system.teardown()

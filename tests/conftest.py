@@ -16,6 +16,9 @@ CONF = ROOT / "conf"
 
 register_configs()
 
+# The private sshd fixture (tests/sshd.py) for the remote-execution tests.
+pytest_plugins = ["tests.sshd"]
+
 
 def group_options(group: str) -> list[str]:
     """Names of the YAML options of a config group in conf/."""

@@ -113,6 +113,15 @@ class ServerSystem(System):
         self.restore_times: list[float] = []
         self._owns_tempdir = False
 
+    @property
+    def address(self) -> str:
+        """Where the server listens and clients connect: the SUT host's address."""
+        return self.executor.address
+
+    @property
+    def loopback(self) -> bool:
+        return self.address in ("127.0.0.1", "localhost", "::1")
+
     # -- paths ------------------------------------------------------------------------------
     @property
     def data_dir(self) -> Path:
@@ -134,9 +143,9 @@ class ServerSystem(System):
     # -- session lifecycle ------------------------------------------------------------------
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.instance = self._instance_dir(Path(workdir))
-        self.port = free_port()
-        log.info("%s: creating instance in %s on 127.0.0.1:%d", self.name, self.instance,
-                 self.port)
+        self.port = self.executor.free_port()
+        log.info("%s: creating instance in %s on %s:%d (host %s)", self.name, self.instance,
+                 self.address, self.port, self.executor.host)
         self._initialise()
         self.apply(self.space.default())
         self.start(120.0)
@@ -155,11 +164,9 @@ class ServerSystem(System):
     def _instance_dir(self, workdir: Path) -> Path:
         """``<workdir>/<instance_name>``, or a private temp folder when the server user cannot
         reach the work folder (e.g. a 0700 pytest tmp dir owned by root)."""
-        if isinstance(self.executor, LocalExecutor):
-            # Server configs name paths (the include in postgresql.conf resolves relative
-            # paths against the data dir), so only absolute paths are safe.
-            workdir = workdir.absolute()
-        folder = workdir / self.instance_name
+        # Absolute (server configs resolve relative paths against the data dir), and on a
+        # remote host under the inventory's workdir.
+        folder = self.executor.session_dir(workdir) / self.instance_name
         self.executor.run(["mkdir", "-p", str(folder)])
         if self.run_as:
             self.executor.run(["chown", f"{self.run_as}:", str(folder)])
@@ -208,6 +215,7 @@ class ServerSystem(System):
     def describe(self) -> dict[str, str]:
         mean = (sum(self.restore_times) / len(self.restore_times)) if self.restore_times else 0.0
         return {**super().describe(), "port": str(self.port), "host": self.executor.host,
+                "address": self.address,
                 "restore_s_mean": f"{mean:.3f}"}
 
     def log_tail(self, lines: int = 30) -> str:

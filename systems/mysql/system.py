@@ -1,4 +1,4 @@
-"""The MySQL adapter: a private MariaDB (locally) or Oracle MySQL 8 server on 127.0.0.1:<free
+"""The MySQL adapter: a private MariaDB (locally) or Oracle MySQL 8 server on <SUT address>:<free
 port>, configured by a ``my.cnf`` the harness writes for every test (``--defaults-file``)."""
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ class MySQLSystem(ServerSystem):
         """Settings the adapter owns: paths, the private port, no remote access."""
         instance = self._require_instance()
         lines = [f"datadir = {self.data_dir}", f"socket = {self.socket_path}",
-                 f"port = {self.port}", "bind-address = 127.0.0.1",
+                 f"port = {self.port}", f"bind-address = {self.address}",
                  f"pid-file = {instance / 'mysqld.pid'}", f"log-error = {self.log_path()}",
                  "skip-name-resolve"]
         if not self.mariadb:
@@ -141,9 +141,12 @@ class MySQLSystem(ServerSystem):
         # MySQL 8 defaults to caching_sha2_password, which PyMySQL can only use with extra
         # packages or TLS; the native method works with every client here.
         auth = "IDENTIFIED BY" if self.mariadb else "IDENTIFIED WITH mysql_native_password BY"
+        # A remote SUT is reached over its network by the load host, whose address the
+        # server sees; '%' admits it (the instance is private and bound to the SUT address).
+        client = "127.0.0.1" if self.loopback else "%"
         self.sql(f"CREATE DATABASE {DATABASE}; "
-                 f"CREATE USER '{BENCH_USER}'@'127.0.0.1' {auth} '{BENCH_PASSWORD}'; "
-                 f"GRANT ALL ON {DATABASE}.* TO '{BENCH_USER}'@'127.0.0.1'")
+                 f"CREATE USER '{BENCH_USER}'@'{client}' {auth} '{BENCH_PASSWORD}'; "
+                 f"GRANT ALL ON {DATABASE}.* TO '{BENCH_USER}'@'{client}'")
 
     def apply(self, config: Config) -> None:
         merged = {**self.space.default(), **self.space.validate(config, partial=True)}
@@ -205,11 +208,11 @@ class MySQLSystem(ServerSystem):
         return str(result.stdout).strip()
 
     def dbapi_target(self) -> dict[str, Any]:
-        return {"dialect": "mysql", "host": "127.0.0.1", "port": self.port, "user": BENCH_USER,
+        return {"dialect": "mysql", "host": self.address, "port": self.port, "user": BENCH_USER,
                 "password": BENCH_PASSWORD, "database": DATABASE}
 
     def sysbench_args(self) -> list[str]:
-        return ["--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={self.port}",
+        return ["--db-driver=mysql", f"--mysql-host={self.address}", f"--mysql-port={self.port}",
                 f"--mysql-user={BENCH_USER}", f"--mysql-password={BENCH_PASSWORD}",
                 f"--mysql-db={DATABASE}"]
 

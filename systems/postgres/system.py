@@ -1,4 +1,4 @@
-"""The PostgreSQL adapter: a private cluster (initdb) on 127.0.0.1:<free port>, tuned through a
+"""The PostgreSQL adapter: a private cluster (initdb) on <SUT address>:<free port>, tuned through a
 ``tuning.conf`` that ``postgresql.conf`` includes with ``include_if_exists``."""
 
 from __future__ import annotations
@@ -104,11 +104,17 @@ class PostgresSystem(ServerSystem):
         conf = self.data_dir / "postgresql.conf"
         base = self.executor.read_text(conf)
         base += ("\n# added by the harness: private instance, tuned via tuning.conf\n"
-                 "listen_addresses = '127.0.0.1'\n"
+                 f"listen_addresses = '{self.address}'\n"
                  f"port = {self.port}\n"
                  f"unix_socket_directories = '{self.instance}'\n"
                  f"include_if_exists = '{self.tuning_path}'\n")
         self.executor.write_text(conf, base)
+        if not self.loopback:
+            # initdb trusts loopback only; the load host connects over the SUT's network.
+            hba = self.data_dir / "pg_hba.conf"
+            self.executor.write_text(hba, self.executor.read_text(hba) +
+                                     "\n# added by the harness (remote SUT)\n"
+                                     "host all all samenet trust\n")
 
     def _after_first_start(self) -> None:
         self.psql(f"CREATE DATABASE {DATABASE}", database="postgres")
@@ -155,21 +161,21 @@ class PostgresSystem(ServerSystem):
     def psql(self, sql: str, database: str = DATABASE) -> str:
         """Run one SQL command as the superuser and return its unaligned output."""
         result = self.executor.run([self.bin["psql"], "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-                                    "-h", "127.0.0.1", "-p", str(self.port), "-U", _USER,
+                                    "-h", self.address, "-p", str(self.port), "-U", _USER,
                                     "-d", database, "-c", sql], timeout_s=120)
         return str(result.stdout).strip()
 
     def dbapi_target(self) -> dict[str, Any]:
-        return {"dialect": "postgres", "host": "127.0.0.1", "port": self.port, "user": _USER,
+        return {"dialect": "postgres", "host": self.address, "port": self.port, "user": _USER,
                 "password": "", "database": DATABASE}
 
     def sysbench_args(self) -> list[str]:
-        return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={self.port}",
+        return ["--db-driver=pgsql", f"--pgsql-host={self.address}", f"--pgsql-port={self.port}",
                 f"--pgsql-user={_USER}", f"--pgsql-db={DATABASE}"]
 
     def pgbench_args(self) -> list[str]:
         """Connection options for pgbench (the database name goes last on its command line)."""
-        return ["-h", "127.0.0.1", "-p", str(self.port), "-U", _USER]
+        return ["-h", self.address, "-p", str(self.port), "-U", _USER]
 
     def describe(self) -> dict[str, str]:
         return {**super().describe(), "knob_set": self.knob_set, "bin": self.bin["pg_ctl"]}
