@@ -1,0 +1,7 @@
+"""Hive on Hadoop and HDFS/YARN clusters (Hadoop 3 sbin scripts, HiBench workloads)."""
+
+from systems.hadoop.system import HadoopSystem, HDFSYarnSystem, HiveHadoopSystem
+from systems.hadoop.workload import DFSIOWorkload, HiBenchWorkload
+
+__all__ = ["DFSIOWorkload", "HDFSYarnSystem", "HadoopSystem", "HiBenchWorkload",
+           "HiveHadoopSystem"]
