@@ -8,10 +8,12 @@ is off (``tracking=none``).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +67,11 @@ class MlflowTracker(Tracker):
             from mlflow.tracking import MlflowClient
 
             self._mlflow = mlflow
-            self.client = MlflowClient(tracking_uri=uri)
-            self.client.search_experiments(max_results=1)  # opens (and creates) the store now
+            # Opening creates (or migrates) the schema; parallel sweep jobs (joblib launcher)
+            # racing on one fresh SQLite file break it, so the opening is serialised.
+            with _store_lock(uri):
+                self.client = MlflowClient(tracking_uri=uri)
+                self.client.search_experiments(max_results=1)
         except Exception as exc:
             raise TrackingError(f"cannot open MLflow tracking store {uri!r}: "
                                 f"{str(exc).splitlines()[0][:300]}; fix tracking.uri or set "
@@ -178,6 +183,21 @@ class MlflowTracker(Tracker):
 def _short(value: Any) -> str:
     text = str(value)
     return text if len(text) <= _MAX_PARAM else text[: _MAX_PARAM - 3] + "..."
+
+
+@contextlib.contextmanager
+def _store_lock(uri: str) -> Iterator[None]:
+    """An exclusive lock file next to a SQLite store (no-op for other stores)."""
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    lock_path = Path(uri[len("sqlite:///"):]).with_suffix(".init-lock")
+    with open(lock_path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _check_uri(uri: str) -> None:
