@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -32,4 +33,4 @@ def test_joblib_sweep_runs_jobs_in_parallel_into_one_store(tmp_path: Path) -> No
     assert len(runs) == 4 + 4 * 30
     # Two jobs at a time: some pair of sessions was running at the same moment.
     spans = sorted((r.info.start_time, r.info.end_time) for r in sessions)
-    assert any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:], strict=False))
+    assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
