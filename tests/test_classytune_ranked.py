@@ -13,6 +13,7 @@ from harness.classytune.induction import induce_all_pairs
 from harness.classytune.ranked import (
     local_candidates,
     rank_candidates,
+    ranked_batch,
     select_new,
     snap_points,
 )
@@ -61,6 +62,7 @@ def test_select_new_skips_measured_and_duplicates() -> None:
     measured = np.array([[0.1]])
     assert select_new(candidates, scores, 2, snapped, measured).tolist() == [1, 3]
     assert select_new(candidates, scores, 5, snapped, measured).tolist() == [1, 3]
+    assert select_new(candidates, scores, 0, snapped, measured).tolist() == []
 
 
 def test_rank_candidates_prefers_the_better_region() -> None:
@@ -121,3 +123,25 @@ def test_ranked_options_are_checked() -> None:
         ClassyTuneTuner(space, strategy="greedy")
     with pytest.raises(ConfigError, match="opponents"):
         ClassyTuneTuner(space, strategy="ranked", opponents=0)
+
+
+def test_global_share_keeps_exploring() -> None:
+    # the comparator prefers x0 near the elite; perturbations of the elite outrank the LHS set,
+    # so without a global share every test is local, with share 1 every test is from the LHS
+    rng = np.random.default_rng(3)
+    points = rng.random((30, 4))
+    scores = -np.abs(points[:, 0] - points[0, 0])
+    scores[0] = 1.0
+    rows, labels = induce_all_pairs(points, scores)
+    model = make_classifier("xgboost", 0, n_estimators=30).fit(rows, labels)
+    space = Space(tuple(Knob(f"k{i}", "float", 0.5, low=0.0, high=1.0) for i in range(4)))
+    common = dict(n_global=50, n_local=200, n_elite=1, opponents=3, scale=0.02, n_dims=1.0)
+    batch, info = ranked_batch(model, points, scores, 6, space, np.random.default_rng(0),
+                               **common)  # type: ignore[arg-type]
+    assert batch.shape == (6, 4) and info["n_local_chosen"] >= 4
+    batch, info = ranked_batch(model, points, scores, 6, space, np.random.default_rng(0),
+                               global_share=1.0, **common)  # type: ignore[arg-type]
+    assert info["n_local_chosen"] == 0
+    batch, info = ranked_batch(model, points, scores, 6, space, np.random.default_rng(0),
+                               global_share=0.5, **common)  # type: ignore[arg-type]
+    assert info["n_local_chosen"] <= 3

@@ -11,7 +11,8 @@ each round's tests on the candidates the comparator ranks highest:
    width ``scale``, the rest kept, so good values found so far are reused);
 2. each candidate's score = its mean predicted win probability against the ``opponents`` best
    measured settings (a Borda-like count, steadier than one comparison with the pivot alone);
-3. the ``m`` best-scored candidates that are not yet measured (after snapping to the knobs'
+3. the ``m`` best-scored candidates (``global_share`` of them from the LHS set alone, so the
+   search keeps exploring) that are not yet measured (after snapping to the knobs'
    types) and not duplicates of each other are the round's tests.
 
 The pure functions carry the decisions and are tested directly.
@@ -85,6 +86,8 @@ def select_new(candidates: np.ndarray, scores: np.ndarray, m: int, snapped: np.n
                measured: np.ndarray) -> np.ndarray:
     """Indices of the ``m`` best-scored candidates whose snapped setting (``snapped[i]``) is
     neither measured nor taken already; ties keep the candidates' order."""
+    if m <= 0:
+        return np.zeros(0, dtype=int)
     seen = {tuple(p) for p in np.round(np.atleast_2d(measured), 12)}
     chosen: list[int] = []
     for i in np.argsort(-np.asarray(scores), kind="stable"):
@@ -101,9 +104,12 @@ def select_new(candidates: np.ndarray, scores: np.ndarray, m: int, snapped: np.n
 def ranked_batch(model: Any, points: np.ndarray, scores: np.ndarray, m: int,
                  space: Space, rng: np.random.Generator, n_global: int, n_local: int,
                  n_elite: int, opponents: int, scale: float, n_dims: float,
-                 induction: str = "zorder", bits: int = 26) -> tuple[np.ndarray, dict[str, Any]]:
+                 induction: str = "zorder", bits: int = 26,
+                 global_share: float = 0.0) -> tuple[np.ndarray, dict[str, Any]]:
     """One round's ``m`` tests (rows in [0, 1]^d) and a log entry; candidates are snapped to the
-    knobs' types (:func:`snap_points`)."""
+    knobs' types (:func:`snap_points`). ``global_share`` of the tests (rounded up) are the best
+    of the global candidates alone, so exploration goes on when perturbations of the elites
+    outrank everything else."""
     order = np.argsort(-scores, kind="stable")
     d = points.shape[1]
     candidates = np.vstack([latin_hypercube(n_global, d, rng),
@@ -111,7 +117,13 @@ def ranked_batch(model: Any, points: np.ndarray, scores: np.ndarray, m: int,
                                              rng)])
     candidates = snap_points(space, candidates)
     ranks = rank_candidates(model, candidates, points[order[:opponents]], induction, bits)
-    chosen = select_new(candidates, ranks, m, candidates, snap_points(space, points))
+    measured = snap_points(space, points)
+    n_explore = min(m, int(np.ceil(global_share * m))) if n_local else 0
+    explore = select_new(candidates[:n_global], ranks[:n_global], n_explore,
+                         candidates[:n_global], measured)
+    rest = select_new(candidates, ranks, m - len(explore), candidates,
+                      np.vstack([measured, candidates[explore]]))
+    chosen = np.concatenate([explore, rest]).astype(int)
     batch = candidates[chosen]
     if len(batch) < m:  # everything was measured already (tiny spaces): fill by LHS
         batch = np.vstack([batch, latin_hypercube(m - len(batch), d, rng)])

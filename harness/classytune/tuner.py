@@ -86,6 +86,8 @@ class ClassyTuneTuner(Tuner):
             Gaussian step of width ``local_scale``).
         opponents: ranked only: candidates are scored by their mean win probability against
             this many best measured settings (1 = the pivot alone).
+        global_share: ranked only: this share of each round's tests goes to the best-ranked
+            LHS candidates, the rest to the best-ranked of all (exploration).
         max_pairs: train on a random subset of at most this many ordered pairs (None: all).
     """
 
@@ -102,7 +104,7 @@ class ClassyTuneTuner(Tuner):
                  centre: str = "mean", include_pivot: bool = False,
                  strategy: str = "subspaces", local_factor: float = 0.0, n_elite: int = 5,
                  opponents: int = 1, local_scale: float = 0.1, local_dims: float = 3.0,
-                 max_pairs: int | None = None) -> None:
+                 max_pairs: int | None = None, global_share: float = 0.0) -> None:
         super().__init__(space, seed, budget)
         if classifier not in CLASSIFIERS:
             raise ConfigError(f"unknown classifier {classifier!r}; "
@@ -149,6 +151,9 @@ class ClassyTuneTuner(Tuner):
             int(opponents)
         self.local_scale, self.local_dims = float(local_scale), float(local_dims)
         self.max_pairs = int(max_pairs) if max_pairs else None
+        if not 0.0 <= global_share <= 1.0:
+            raise ConfigError(f"global_share must be in [0, 1], got {global_share}")
+        self.global_share = float(global_share)
         self.plan = round_sizes(budget, self.n_initial, self.rounds)
         self.model: Any = None
         self.round_log: list[dict[str, Any]] = []
@@ -171,6 +176,7 @@ class ClassyTuneTuner(Tuner):
                 "local_factor": self.local_factor, "n_elite": self.n_elite,
                 "opponents": self.opponents, "local_scale": self.local_scale,
                 "local_dims": self.local_dims, "max_pairs": self.max_pairs or 0,
+                "global_share": self.global_share,
                 "plan": json.dumps(self.plan)}
 
     def _propose(self, n: int) -> np.ndarray:
@@ -260,7 +266,7 @@ class ClassyTuneTuner(Tuner):
         batch, info = ranked_batch(
             model, points, scores, size, self.space, self.rng, self.n_candidates,
             round(self.local_factor * self.n_candidates), self.n_elite, self.opponents,
-            self.local_scale, self.local_dims, self.induction, self.bits)
+            self.local_scale, self.local_dims, self.induction, self.bits, self.global_share)
         entry.update(search_s=time.perf_counter() - started, k=0, n_winners=0, fallback="",
                      pivot_score=float(scores.max()), **info)
         self.round_log.append(entry)
