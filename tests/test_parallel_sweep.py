@@ -34,3 +34,21 @@ def test_joblib_sweep_runs_jobs_in_parallel_into_one_store(tmp_path: Path) -> No
     # Two jobs at a time: some pair of sessions was running at the same moment.
     spans = sorted((r.info.start_time, r.info.end_time) for r in sessions)
     assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
+
+
+def test_submitit_local_sweep_lands_in_one_store(tmp_path: Path) -> None:
+    """submitit_local is the Slurm launcher's code path without the scheduler (docs/remote.md)."""
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "-m", "hydra/launcher=submitit_local",
+         "tuner=random,lhs", "system=synthetic10", "budget=10", f"results_dir={tmp_path}",
+         "session.progress=false", f"tracking.uri={uri}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    client = MlflowClient(tracking_uri=uri)
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                              filter_string="tags.`harness.kind` = 'session'")
+    assert sorted(r.data.tags["harness.tuner"] for r in runs) == ["lhs", "random"]
