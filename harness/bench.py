@@ -13,6 +13,7 @@ a resumed run only computes what is missing. Scoring and the report are in
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import multiprocessing
@@ -110,7 +111,15 @@ def run_session(job: Job) -> dict[str, Any]:
 
 
 def _key(job: Job) -> str:
-    return "{}|{}|{}|{}".format(*job)
+    """Cache key: the job plus a digest of the tuner's config file, so a changed tuner
+    setting (e.g. a new ClassyTune default) is recomputed instead of read back stale."""
+    return "{}|{}|{}|{}".format(*job) + f"|{_tuner_digest(job[0])}"
+
+
+def _tuner_digest(name: str) -> str:
+    path = TUNER_DIR / f"{name}.yaml"
+    content = path.read_bytes() if path.exists() else name.encode()
+    return hashlib.sha256(content).hexdigest()[:10]
 
 
 def run_jobs(jobs: list[Job], processes: int, cache: Path | None,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench import main, suite_names
+from harness.bench import _tuner_digest, main, suite_names
 from harness.bench_score import mean_ranks, normalised_score, rank_average, summarise
 
 
@@ -81,12 +81,15 @@ def test_end_to_end_tiny(tmp_path: Path) -> None:
     assert "| random |" in report and "| lhs |" in report
     assert (out / "scores.png").stat().st_size > 1000
     cache = json.loads((out / "cache.json").read_text())
-    assert set(cache) == {"random|synthetic10|0|10", "lhs|synthetic10|0|10"}
+    lhs_key = f"lhs|synthetic10|0|10|{_tuner_digest('lhs')}"
+    assert set(cache) == {f"random|synthetic10|0|10|{_tuner_digest('random')}", lhs_key}
     for result in cache.values():
         assert result["tests"] == 10 and result["dim"] == 10
         assert result["default"] <= result["best"] <= result["optimum"]
     # A rerun is served from the cache: a changed entry shows up in the report unchanged.
-    cache["lhs|synthetic10|0|10"]["best"] = cache["lhs|synthetic10|0|10"]["optimum"]
+    cache[lhs_key]["best"] = cache[lhs_key]["optimum"]
     (out / "cache.json").write_text(json.dumps(cache))
     assert main(argv) == 0
     assert "| lhs | 1.00 | 1.000 |" in (out / "REPORT.md").read_text()
+    # A changed tuner config is a different key: recomputed, not read back stale.
+    assert _tuner_digest("lhs") != _tuner_digest("random")
