@@ -14,6 +14,7 @@ CRASHED test.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -55,8 +56,9 @@ _ENV_WHITELIST = ("JAVA_HOME,HADOOP_COMMON_HOME,HADOOP_HDFS_HOME,HADOOP_CONF_DIR
                   "HADOOP_MAPRED_HOME")
 
 
+@functools.lru_cache(maxsize=1)
 def full_catalogue() -> Space:
-    """Every knob of the Hadoop/Hive catalogue."""
+    """Every knob of the Hadoop/Hive catalogue (a Space is immutable, so one is shared)."""
     return load_catalogue(CATALOGUE)
 
 
@@ -178,7 +180,8 @@ def reconcile(values: Mapping[str, Value], datanodes: int,
 
     Largest container = min(maximum-allocation, NodeManager capacity), for memory and vcores;
     task and AM containers at most that; the sort buffer at most half the map heap (and 2047
-    MiB); replication at most the number of DataNodes. ``reject`` raises KnobError instead.
+    MiB). ``reject`` raises KnobError instead. Replication is always cut to the number of
+    DataNodes: more replicas than nodes only leaves every block under-replicated.
     """
     out: dict[str, Any] = dict(values)
     changes: dict[str, tuple[Value, Value]] = {}
@@ -203,7 +206,10 @@ def reconcile(values: Mapping[str, Value], datanodes: int,
         heap = out["mapreduce.map.memory.mb"] * HEAP_RATIO
         cap("mapreduce.task.io.sort.mb", min(MAX_SORT_MB, heap // 2),
             f"half the map heap, {HEAP_RATIO:g} x mapreduce.map.memory.mb")
-    cap("dfs.replication", max(1, datanodes), f"{datanodes} DataNode(s)")
+    if "dfs.replication" in out and out["dfs.replication"] > max(1, datanodes):
+        # Not a misconfiguration but a cluster-size fact: clamped under either policy.
+        changes["dfs.replication"] = (out["dfs.replication"], max(1, datanodes))
+        out["dfs.replication"] = max(1, datanodes)
     return out, changes
 
 
