@@ -43,6 +43,7 @@ from systems.hadoop.parse import (
     safemode_off,
 )
 from systems.hadoop.workload import harness_conf, hibench_hadoop_conf
+from tests.sshd import PrivateSSHD
 
 DATA = Path(__file__).parent / "data" / "hadoop"
 ARFF = Path(__file__).parent.parent / "systems" / "dataset" / "data" / "bestconf"
@@ -376,9 +377,9 @@ def standin(tmp_path_factory: pytest.TempPathFactory,
     for script in (base / "inst").rglob("*"):
         if script.suffix == ".sh" or script.parent.name == "bin":
             script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    state = base / "state"
+    state = base / "state"          # the stand-ins' default: <base>/state
     state.mkdir()
-    monkeypatch.setenv("STANDIN_STATE", str(state))
+    monkeypatch.delenv("STANDIN_STATE", raising=False)
     return base, state
 
 
@@ -522,6 +523,34 @@ def test_hdfs_dfsio_on_standins(make: Make, standin: tuple[Path, Path]) -> None:
     system.teardown()
 
 
+@pytest.mark.integration
+@pytest.mark.slow
+def test_hive_lifecycle_over_ssh_on_standins(private_sshd: PrivateSSHD, make: Make,
+                                             standin: tuple[Path, Path]) -> None:
+    """The same lifecycle through the SSH executor and a real private sshd on 127.0.0.1:
+    env passing, remote file writes and reads, remote command quoting."""
+    from harness.remote import Host
+    from harness.remote.ssh import SSHExecutor
+
+    base, state = standin
+    nodes = tuple(SSHExecutor(Host.from_mapping(private_sshd.host(name=f"node{i}"), {}))
+                  for i in (1, 2))
+    try:
+        system = make(cluster=Cluster(nodes, nodes[0]))
+        join = HiBenchWorkload("sql", "join", scale_profile="tiny")
+        system.setup(base / "work", join)
+        assert (base / "data/conf/workers").read_text() == "127.0.0.1\n"  # one address
+        observation = run_test(system, join, Objective.for_workload(join.metrics),
+                               system.space.default(), trial=1, start_timeout_s=30)
+        assert observation.status is Status.SUCCEEDED, observation.message
+        assert observation.metrics["duration_s"] == 58.417
+        assert "run join tiny maps=2 reduces=1" in calls(state)
+        system.teardown()
+    finally:
+        for node in nodes:
+            node.close()
+
+
 def test_missing_installs_name_host_and_config_key(make: Make,
                                                    standin: tuple[Path, Path]) -> None:
     base, _ = standin
@@ -543,6 +572,16 @@ def test_bad_cluster_addresses_fail_at_setup(make: Make, standin: tuple[Path, Pa
     system = make(cluster=Cluster((evil,), evil))
     with pytest.raises(ConfigError, match="host name"):
         system.setup(base / "work", HiBenchWorkload("sql", "join"))
+
+
+@pytest.mark.parametrize("cls", [HiveHadoopSystem, HDFSYarnSystem])
+def test_the_session_builder_hands_over_the_cluster(cls: type) -> None:
+    from harness.remote.connect import adapter_kwargs
+
+    cluster = Cluster.local()
+    assert adapter_kwargs("x", f"{cls.__module__}.{cls.__name__}", cluster) == {
+        "cluster": cluster}
+    assert cls(cluster=cluster).cluster is cluster
 
 
 def test_hdfs_system_refuses_hive_knobs() -> None:

@@ -136,7 +136,8 @@ class HadoopSystem(System):
 
     def _resolve_layout(self, workdir: Path) -> render.Layout:
         root = self._data_root or render.check_path(
-            str(Path(self.master.session_dir(workdir)) / "hadoop"), "data_root")
+            str(Path(self.master.session_dir(workdir)) / "hadoop"),
+            "the session folder on the master (set system.adapter.data_root instead)")
         self.layout = render.Layout(self.master.address, self._workers(), self.hadoop_home,
                                     root, self.namenode_port)
         return self.layout
@@ -364,8 +365,9 @@ class HiveHadoopSystem(HadoopSystem):
     sites = render.SITES
 
     def __init__(self, knob_set: str = "10", hive_home: str | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(knob_set, **kwargs)
+                 cluster: Cluster | None = None, **kwargs: Any) -> None:
+        # `cluster` is spelled out: the session builder looks for it in the signature.
+        super().__init__(knob_set, cluster=cluster, **kwargs)
         self.hive_home = (render.check_path(hive_home, "system.adapter.hive_home")
                           if hive_home else None)
 
@@ -400,5 +402,6 @@ class HDFSYarnSystem(HadoopSystem):
     name = "hdfs"
     sites = render.HADOOP_SITES
 
-    def __init__(self, knob_set: str = "hdfs", **kwargs: Any) -> None:
-        super().__init__(knob_set, **kwargs)
+    def __init__(self, knob_set: str = "hdfs", cluster: Cluster | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(knob_set, cluster=cluster, **kwargs)

@@ -1,6 +1,8 @@
 # STAND-IN helper for the HiBench stand-in scripts (tests only): reads HiBench's *.conf files
 # from $HIBENCH_CONF_FOLDER in name order (later files win), as HiBench's load_config.py does.
-: "${STANDIN_STATE:?}" "${HIBENCH_CONF_FOLDER:?}" "${HADOOP_CONF_DIR:?}"
+# State: $STANDIN_STATE, by default <folder holding the installs>/../state.
+STANDIN_STATE=${STANDIN_STATE:-$(cd "$HIBENCH_ROOT/../.." && pwd)/state}
+: "${HIBENCH_CONF_FOLDER:?}" "${HADOOP_CONF_DIR:?}"
 conf_value() {
   for f in $(ls "$HIBENCH_CONF_FOLDER"/*.conf | sort); do cat "$f"; echo; done |
     awk -v k="$1" '$1 == k { v = $0; sub(/^[^ \t]+[ \t]+/, "", v) } END { print v }'

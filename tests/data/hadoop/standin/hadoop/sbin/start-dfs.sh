@@ -2,6 +2,7 @@
 # STAND-IN for Hadoop's sbin/start-dfs.sh (tests only): starts nothing. Records the call, writes a
 # namenode log where HADOOP_LOG_DIR (from $HADOOP_CONF_DIR/hadoop-env.sh) says, marks "dfs" up.
 set -eu
+STANDIN_STATE=${STANDIN_STATE:-$(cd "$(dirname "$0")/../../.." && pwd)/state}
 : "${STANDIN_STATE:?}" "${HADOOP_CONF_DIR:?}"
 . "$HADOOP_CONF_DIR/hadoop-env.sh"
 echo "start-dfs $HADOOP_CONF_DIR" >> "$STANDIN_STATE/calls"

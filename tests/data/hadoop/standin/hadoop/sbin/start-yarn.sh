@@ -2,6 +2,7 @@
 # STAND-IN for Hadoop's sbin/start-yarn.sh (tests only): starts nothing. Records the call, writes a
 # resourcemanager log where HADOOP_LOG_DIR (from $HADOOP_CONF_DIR/hadoop-env.sh) says, marks "yarn" up.
 set -eu
+STANDIN_STATE=${STANDIN_STATE:-$(cd "$(dirname "$0")/../../.." && pwd)/state}
 : "${STANDIN_STATE:?}" "${HADOOP_CONF_DIR:?}"
 . "$HADOOP_CONF_DIR/hadoop-env.sh"
 echo "start-yarn $HADOOP_CONF_DIR" >> "$STANDIN_STATE/calls"
