@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Polygon, Rectangle
 
 from harness.figures import analysis, plots
 from harness.figures.cli import main, make_figure
@@ -133,3 +134,108 @@ def test_cli_redraws_from_exported_data(tmp_path: Path) -> None:
     _sessions().to_csv(tmp_path / "data" / "fig6.csv", index=False)
     assert main(["fig6", "--from-data", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "fig6.png").stat().st_size > 1000
+
+
+# -- Fig. 8, 1, 3, 7, 10(a) ---------------------------------------------------------------------
+
+def _spans(ax: Axes) -> list[Patch]:
+    """axvspan patches (Rectangle since matplotlib 3.9, Polygon before)."""
+    return [p for p in ax.patches if isinstance(p, Rectangle | Polygon)]
+
+
+def _heights(ax: Axes) -> list[float]:
+    return [round(p.get_height(), 3) for p in ax.patches if isinstance(p, Rectangle)]
+
+
+def _fig8_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    from harness.figures.tables import subspace_tables
+    from harness.space import Knob, Space
+
+    space = Space((Knob("a", "int", low=1, high=1000, default=10, log=True),
+                   Knob("b", "float", low=0.0, high=1.0, default=0.5)))
+    samples = pd.DataFrame({"trial": range(6), "status": ["SUCCEEDED"] * 5 + ["FAILED"],
+                            "score": [1.0, 2, 3, 4, 5, np.nan],
+                            "config.a": [10, 1, 100, 1000, 30, 5],
+                            "config.b": [0.5, 0.1, 0.2, 0.3, 0.4, 0.9]})
+    subspaces = {"knobs": ["a", "b"], "rounds": [{"round": 1, "pivot": [1.0, 0.3],
+                 "n_candidates": 200, "n_winners": 7, "fallback": False,
+                 "boxes": [{"centre": [0.5, 0.5], "size": 5, "low": [0.0, 0.2],
+                            "high": [2 / 3, 0.6]},
+                           {"centre": [0.9, 0.1], "size": 2, "low": [2 / 3, 0.0],
+                            "high": [1.0, 0.4]}]}]}
+    return subspace_tables(samples, subspaces, space, {"a": 0.7, "b": 0.3}, n_initial=3)
+
+
+def test_fig8_tables_pick_the_most_important_knob_and_decode_bounds() -> None:
+    points, boxes = _fig8_tables()
+    assert set(points["knob"]) == {"a"} and points["value"].tolist() == [10, 1, 100, 1000, 30, 5]
+    assert points["phase"].tolist() == ["initial"] * 3 + ["resampled"] * 3
+    # log knob 1..1000: u=2/3 decodes to 100, u=1 to 1000
+    assert boxes[["low", "high"]].to_numpy().tolist() == [[1, 100], [100, 1000]]
+    assert boxes["pivot"].tolist() == [1000, 1000] and boxes["runner_up"].iloc[0] == "b"
+
+
+def test_fig8_plot_draws_one_span_per_subspace() -> None:
+    points, boxes = _fig8_tables()
+    points, boxes = points.assign(system="s1"), boxes.assign(system="s1")
+    fig = plots.fig8_subspaces(points, boxes)
+    full, zoom = fig.axes
+    assert len(_spans(full)) == 2 and len(_spans(zoom)) == 2
+    offsets = [np.asarray(c.get_offsets()).shape[0] for c in full.collections]
+    assert offsets == [3, 2]  # initial, resampled successes (the failed test is not drawn)
+    assert full.get_xscale() == "log" and full.get_xlabel() == "a"
+    assert zoom.get_xlim()[0] < 1 and 1000 < zoom.get_xlim()[1] < 1200  # the boxes, padded
+
+
+def test_sweep_tuner_moves_one_knob_only() -> None:
+    from harness.figures.tuners import SweepTuner, sweep_values
+    from harness.space import Knob, Space
+
+    space = Space((Knob("cache", "int", low=1, high=10000, default=100, log=True),
+                   Knob("mode", "enum", default="x", values=("x", "y", "z"))))
+    assert sweep_values(space, "cache", 5) == [1, 10, 100, 1000, 10000]
+    assert sweep_values(space, "mode", 5) == ["x", "y", "z"]
+    tuner = SweepTuner(space, budget=8, knob="cache", points=5)
+    configs = tuner.ask(8)
+    assert configs[0] == space.default()
+    assert [c["cache"] for c in configs[1:]] == [1, 10, 100, 1000, 10000, 1, 10]
+    assert all(c["mode"] == "x" for c in configs)
+    with pytest.raises(Exception, match="not in the space"):
+        SweepTuner(space, knob="nope")
+
+
+def test_mapped_expert_converts_units_and_clamps() -> None:
+    from harness.figures.tuners import MappedExpertTuner
+    from harness.space import Knob, Space
+
+    real = Space((Knob("pool", "int", low=8, high=65536, default=128, unit="MiB"),
+                  Knob("conns", "int", low=10, high=1000, default=151),
+                  Knob("only_real", "int", low=0, high=10, default=0)))
+    surrogate = Space((Knob("pool", "int", low=1024, high=1048576, default=131072, unit="KiB"),
+                       Knob("conns", "int", low=10, high=500, default=151)))
+    mapped = MappedExpertTuner.map_setting({"pool": 512, "conns": 151, "only_real": 3}, real,
+                                           surrogate)
+    assert mapped == {"pool": 512 * 1024}  # KiB; unchanged defaults and unknown knobs dropped
+    assert surrogate.fit({"pool": 4096 * 1024})["pool"] == 1048576  # clamped to the range
+
+
+def test_fig1_fig3_fig7_fig10a_plots() -> None:
+    sweep = pd.DataFrame({"system": "s", "workload": "w", "knob": "cache", "metric": "tps",
+                          "value": [100, 1, 10, 100, 1000, 1, 10], "status": "SUCCEEDED",
+                          "is_default": [True] + [False] * 6,
+                          "performance": [5.0, 1, 2, 6, 3, 1.2, 2.2]})
+    ax = plots.fig1_sweep(sweep).axes[0]
+    line = ax.get_lines()[0]
+    assert np.asarray(line.get_xdata()).tolist() == [1, 10, 100, 1000]  # mean per value
+    assert np.asarray(line.get_ydata()).tolist() == pytest.approx([1.1, 2.1, 5.5, 3.0])
+    runs = pd.DataFrame({"system": "t", "n_initial": [5, 5, 50, 50], "seed": [0, 1, 0, 1],
+                         "improvement": [0.1, 0.3, 0.5, 0.7]})
+    curves = pd.DataFrame({"n_initial": [5, 5, 50, 50], "trial": [0, 1, 0, 1],
+                           "best": [1.0, 2.0, 1.0, 3.0]})
+    fig = plots.fig3_initial(runs, curves)
+    assert sorted(_heights(fig.axes[0])) == [20.0, 60.0] and len(fig.axes[1].get_lines()) == 2
+    assert len(plots.fig10a_improvement(_sessions()).axes[0].patches) == 6
+    best = pd.DataFrame({"system": "m", "tuner": ["default", "expert_manual", "classytune"],
+                         "best_value": [100.0, 90.0, 250.0]})
+    # in the paper's order, normalised to the default
+    assert _heights(plots.fig7_expert(best).axes[0]) == [1.0, 0.9, 2.5]

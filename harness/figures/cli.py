@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from harness.figures import analysis, plots
+from harness.figures import analysis, plots, tables
 from harness.figures.loader import NoRunsError, load_pools, load_sessions
 
 __all__ = ["FIGURES", "FigureSpec", "main", "make_figure"]
@@ -93,12 +93,22 @@ def _fig2(uri: str) -> Tables:
 
 
 FIGURES: dict[str, FigureSpec] = {
+    "fig1": FigureSpec("fig1", ("fig1",), tables.fig1_tables,
+                       lambda t: plots.fig1_sweep(t["fig1"])),
     "fig2": FigureSpec("fig2", ("fig2a", "fig2b"), _fig2,
                        lambda t: plots.fig2_errors(t["fig2a"], t.get("fig2b"))),
+    "fig3": FigureSpec("fig3", ("fig3", "fig3_curves"), tables.fig3_tables,
+                       lambda t: plots.fig3_initial(t["fig3"], t.get("fig3_curves"))),
     "fig5": FigureSpec("fig5", ("fig5",), _fig5, lambda t: plots.fig5_classifiers(t["fig5"])),
     "fig6": FigureSpec("fig6", ("fig6",), _fig6, lambda t: plots.fig6_improvement(t["fig6"])),
+    "fig7": FigureSpec("fig7", ("fig7",), tables.fig7_tables,
+                       lambda t: plots.fig7_expert(t["fig7"])),
+    "fig8": FigureSpec("fig8", ("fig8", "fig8_subspaces"), tables.fig8_tables,
+                       lambda t: plots.fig8_subspaces(t["fig8"], t["fig8_subspaces"])),
     "fig9": FigureSpec("fig9", ("fig9a", "fig9b"), _fig9,
                        lambda t: plots.fig9_induction(t["fig9a"], t.get("fig9b"))),
+    "fig10a": FigureSpec("fig10a", ("fig10a",), tables.fig10a_tables,
+                         lambda t: plots.fig10a_improvement(t["fig10a"])),
     "fig10b": FigureSpec("fig10b", ("fig10b",), _fig10b,
                          lambda t: plots.fig10b_time(t["fig10b"])),
 }

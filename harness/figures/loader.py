@@ -14,7 +14,7 @@ import pandas as pd
 
 from harness import tracking_keys as keys
 
-__all__ = ["NoRunsError", "load_pools", "load_samples", "load_sessions"]
+__all__ = ["NoRunsError", "load_pools", "load_samples", "load_sessions", "load_tuner_artifacts"]
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,21 @@ def load_samples(uri: str, run_id: str, session_dir: str | None = None) -> pd.Da
             return pd.read_csv(Path(session_dir) / "samples.csv")
         raise NoRunsError(f"session {run_id} has no samples.csv artifact nor session folder "
                           f"({exc})") from None
+
+
+def load_tuner_artifacts(uri: str, run_id: str, session_dir: str | None = None) -> Path:
+    """The folder of a session's tuner artifacts (ClassyTune's model, samples, settings): the
+    MLflow artifact ``tuner/`` downloaded, else ``<session_dir>/artifacts``."""
+    import mlflow
+
+    try:
+        return Path(mlflow.artifacts.download_artifacts(
+            run_id=run_id, artifact_path=keys.ARTIFACT_TUNER, tracking_uri=uri))
+    except Exception as exc:
+        folder = Path(session_dir) / "artifacts" if session_dir else None
+        if folder is not None and folder.is_dir():
+            return folder
+        raise NoRunsError(f"session {run_id} has no tuner artifacts ({exc})") from None
 
 
 def load_pools(uri: str, experiment: str = "pools") -> pd.DataFrame:

@@ -14,10 +14,15 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 __all__ = [
+    "fig1_sweep",
     "fig2_errors",
+    "fig3_initial",
     "fig5_classifiers",
     "fig6_improvement",
+    "fig7_expert",
+    "fig8_subspaces",
     "fig9_induction",
+    "fig10a_improvement",
     "fig10b_time",
     "grouped_bars",
 ]
@@ -140,5 +145,159 @@ def fig2_errors(errors: pd.DataFrame, curve: pd.DataFrame | None = None) -> Figu
         axes[1].set_title("(b) error vs samples")
         axes[1].legend(fontsize=8)
     fig.suptitle("Fig. 2: regression models")
+    fig.tight_layout()
+    return fig
+
+
+def _short(name: object) -> str:
+    return str(name).replace("surrogate_", "s:")
+
+
+def _wide_log(values: pd.Series) -> bool:
+    """A log x-axis for a positive numeric range spanning more than two decades."""
+    numeric = pd.to_numeric(values, errors="coerce").dropna()
+    return bool(len(numeric) and numeric.min() > 0 and numeric.max() / numeric.min() > 100)
+
+
+def fig8_subspaces(points: pd.DataFrame, boxes: pd.DataFrame) -> Figure:
+    """Fig. 8: every test's performance over the most influential knob, with the promising
+    subspaces' bounds over that knob as shaded spans; one column per system, the full range on
+    top and a zoom on the subspaces below (they are narrow: bounded by the nearest evaluated
+    values).
+
+    ``points``: system, knob, value, score, status, phase (initial/resampled);
+    ``boxes``: system, low, high, winners (winners in the cluster), pivot, optional log_scale."""
+    _require(points, ("system", "knob", "value", "score", "status", "phase"), "fig8")
+    _require(boxes, ("system", "low", "high", "winners", "pivot"), "fig8 subspaces")
+    systems = sorted(points["system"].unique())
+    fig = Figure(figsize=(5.5 * len(systems), 7.5))
+    grid = np.array(fig.subplots(2, len(systems), squeeze=False))
+    colours = ["tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink"]
+    for col, system in enumerate(systems):
+        part = points[(points["system"] == system) & (points["status"] == "SUCCEEDED")]
+        own = boxes[boxes["system"] == system]
+        for row, ax in enumerate(grid[:, col]):
+            for phase, colour in (("initial", "tab:gray"), ("resampled", "tab:blue")):
+                sel = part[part["phase"] == phase]
+                ax.scatter(sel["value"], sel["score"], s=8, alpha=0.6, color=colour,
+                           label=f"{phase} ({len(sel)})")
+            for i, box in enumerate(own.itertuples()):
+                ax.axvspan(float(box.low), float(box.high), alpha=0.25,
+                           color=colours[i % len(colours)],
+                           label=f"subspace {i + 1} ({box.winners} winners)")
+            if not own.empty:
+                ax.axvline(float(own["pivot"].iloc[0]), color="black", linestyle="--",
+                           linewidth=1, label="pivot (best measured)")
+            if "log_scale" in own and own["log_scale"].astype(str).eq("True").any():
+                ax.set_xscale("log")
+            ax.set_xlabel(str(part["knob"].iloc[0]) if len(part) else "knob")
+            ax.set_ylabel("performance")
+            if row == 0:
+                ax.set_title(_short(system), fontsize=10)
+                ax.legend(fontsize=7)
+            elif not own.empty:
+                lo, hi = float(own["low"].min()), float(own["high"].max())
+                if ax.get_xscale() == "log":
+                    ax.set_xlim(lo / 1.1, hi * 1.1)
+                else:
+                    pad = 0.1 * (hi - lo) or 0.05 * abs(hi) or 1.0
+                    ax.set_xlim(lo - pad, hi + pad)
+                ax.set_title("zoom on the subspaces", fontsize=9)
+    fig.suptitle("Fig. 8: promising subspaces over the most influential knob")
+    fig.tight_layout()
+    return fig
+
+
+def fig1_sweep(df: pd.DataFrame) -> Figure:
+    """Fig. 1: performance vs one knob, the others at their defaults (one panel per system and
+    workload; repeated passes drawn as separate points, their mean as the line).
+
+    Columns: system, workload, knob, value, performance, status, is_default."""
+    _require(df, ("system", "workload", "knob", "value", "performance", "status"), "fig1")
+    ok = df[df["status"] == "SUCCEEDED"]
+    panels = list(ok.groupby(["system", "workload", "knob"], sort=True).groups)
+    fig = Figure(figsize=(5 * max(len(panels), 1), 4))
+    axes = np.atleast_1d(fig.subplots(1, max(len(panels), 1)))
+    for ax, (system, workload, knob) in zip(axes, panels, strict=False):
+        part = ok[(ok["system"] == system) & (ok["workload"] == workload) & (ok["knob"] == knob)]
+        numeric = pd.to_numeric(part["value"], errors="coerce")
+        if numeric.notna().all():
+            part = part.assign(value=numeric)
+        mean = part.groupby("value")["performance"].mean()
+        ax.scatter(part["value"], part["performance"], s=12, color="tab:blue", alpha=0.6,
+                   label="tests")
+        ax.plot(mean.index, mean.to_numpy(), color="tab:blue", linewidth=1, label="mean")
+        if "is_default" in part:
+            default = part[part["is_default"].astype(str) == "True"]
+            ax.scatter(default["value"], default["performance"], s=40, marker="*",
+                       color="tab:red", label="default", zorder=3)
+        if numeric.notna().all() and _wide_log(part["value"]):
+            ax.set_xscale("log")
+        ax.set_xlabel(str(knob))
+        ax.set_ylabel(f"{part['metric'].iloc[0]}" if "metric" in part else "performance")
+        ax.set_title(f"{_short(system)} / {workload}", fontsize=10)
+        ax.legend(fontsize=7)
+    fig.suptitle("Fig. 1: performance vs one knob (others at default)")
+    fig.tight_layout()
+    return fig
+
+
+def fig3_initial(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> Figure:
+    """Fig. 3: GP-BO by initial sample size: (a) improvement (columns system, n_initial,
+    improvement), (b) optional mean best-so-far curves (columns n_initial, trial, best)."""
+    _require(runs, ("system", "n_initial", "improvement"), "fig3")
+    panels = 2 if curves is not None and not curves.empty else 1
+    fig = Figure(figsize=(5.5 * panels, 4))
+    axes = np.atleast_1d(fig.subplots(1, panels))
+    data = runs.assign(pct=100.0 * runs["improvement"],
+                       init=runs["n_initial"].map(lambda n: f"n_initial={int(n)}"))
+    grouped_bars(axes[0], data, "system", "init", "pct",
+                 [f"n_initial={n}" for n in sorted(runs["n_initial"].unique())])
+    axes[0].set_ylabel("improvement over default (%)")
+    axes[0].set_title("(a) after 100 tests, mean of seeds")
+    if panels == 2 and curves is not None:
+        _require(curves, ("n_initial", "trial", "best"), "fig3 curves")
+        mean = curves.groupby(["n_initial", "trial"])["best"].mean().reset_index()
+        for n, part in mean.groupby("n_initial"):
+            axes[1].plot(part["trial"], part["best"], label=f"n_initial={int(n)}")
+        axes[1].set_xlabel("tests")
+        axes[1].set_ylabel("best so far (mean of seeds)")
+        axes[1].set_title("(b) convergence")
+        axes[1].legend(fontsize=8)
+    fig.suptitle("Fig. 3: GP-BO with different initial sample sizes")
+    fig.tight_layout()
+    return fig
+
+
+def fig10a_improvement(df: pd.DataFrame) -> Figure:
+    """Fig. 10(a): improvement over default with 30 knobs (columns system, tuner,
+    improvement), mean of seeds."""
+    _require(df, ("system", "tuner", "improvement"), "fig10a")
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
+    grouped_bars(ax, df.assign(pct=100.0 * df["improvement"]), "system", "tuner", "pct",
+                 ["classytune", "bestconfig", "gpbo"])
+    ax.set_ylabel("improvement over default (%)")
+    ax.set_title("Fig. 10(a): 30 knobs, 100 tests (whiskers: min-max)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+FIG7_ORDER = ["default", "expert_manual", "expert_script", "gpbo", "bestconfig", "classytune"]
+
+
+def fig7_expert(df: pd.DataFrame) -> Figure:
+    """Fig. 7: best value per tuner (columns system, tuner, best_value), the default as its own
+    bar, normalised to the default (the paper normalises to the manual setting; its ratios
+    were lost)."""
+    _require(df, ("system", "tuner", "best_value"), "fig7")
+    default = df[df["tuner"] == "default"].groupby("system")["best_value"].mean()
+    data = df.assign(ratio=df["best_value"] / df["system"].map(default))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
+    grouped_bars(ax, data, "system", "tuner", "ratio", FIG7_ORDER)
+    ax.axhline(1.0, color="grey", linewidth=1, linestyle="--")
+    ax.set_ylabel("best throughput / default")
+    ax.set_title("Fig. 7: expert settings vs tuners (100 tests; experts: 1 test)", fontsize=10)
     fig.tight_layout()
     return fig
