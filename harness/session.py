@@ -17,6 +17,7 @@ import logging
 import signal
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -180,6 +181,13 @@ class Session:
             status = "ABORTED"
             message = (f"{exc}; the {len(observations)} finished tests are kept: resume with "
                        f"python -m harness resume={self.store.directory}")
+        except Exception as exc:  # a bug in an adapter or tuner: keep the tests, say where
+            status = "ABORTED"
+            trace = self.store.directory / "error.log"
+            trace.write_text(traceback.format_exc())
+            message = (f"internal error {type(exc).__name__}: {exc} (a bug; traceback in "
+                       f"{trace}); the {len(observations)} finished tests are kept: resume "
+                       f"with python -m harness resume={self.store.directory}")
         finally:
             try:
                 self.system.teardown()

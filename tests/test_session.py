@@ -109,6 +109,26 @@ def test_interrupt_keeps_finished_tests_and_resume_completes(tmp_path: Path) -> 
     assert [o.config for o in fresh.observations] == [o.config for o in second.observations]
 
 
+def test_an_adapter_bug_aborts_cleanly_and_keeps_finished_tests(tmp_path: Path) -> None:
+    session = _session(tmp_path, budget=20)
+    original = session.system.apply
+    calls = 0
+
+    def buggy_apply(config: dict[str, object]) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 6:
+            raise KeyError("address")  # e.g. a template key the renderer does not provide
+        original(config)
+
+    session.system.apply = buggy_apply  # type: ignore[method-assign]
+    result = session.run()
+    assert result.status == "ABORTED"
+    assert "internal error KeyError" in result.message and "resume with" in result.message
+    assert len(SampleStore(tmp_path / "s").load()) == 5
+    assert "buggy_apply" in (tmp_path / "s" / "error.log").read_text()
+
+
 def test_default_is_remeasured_and_nearest_default_is_reported(tmp_path: Path) -> None:
     result = _session(tmp_path, budget=12, default_every=5).run()
     assert [r.extra["after_trial"] for r in result.references] == [5, 10]
