@@ -15,10 +15,13 @@ import math
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from hydra.utils import instantiate
+from omegaconf import DictConfig
 
 from harness.errors import ConfigError, SystemStartError, WorkloadError, WorkloadTimeout
 from harness.executor import LocalExecutor
@@ -467,12 +470,10 @@ def test_ycsb_past_its_time_limit_is_a_workload_timeout(tmp_path: Path) -> None:
 
 
 # -- configuration -----------------------------------------------------------------------------
-def test_cassandra_composes_with_its_workload(compose_cfg) -> None:  # type: ignore[no-untyped-def]
+def test_cassandra_composes_with_its_workload(compose_cfg: Callable[..., DictConfig]) -> None:
     cfg = compose_cfg("system=cassandra", "system.adapter.knob_set=28")
     assert cfg.system.default_workload == "ycsb_a"
     assert cfg.system.adapter.install_dir == "/opt/cassandra"
-    from hydra.utils import instantiate
-
     system = instantiate(cfg.system.adapter)
     assert system.space.dim == 28 and system.kind == "remote"
 
