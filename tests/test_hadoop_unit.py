@@ -395,7 +395,7 @@ def make(standin: tuple[Path, Path]) -> Make:
         options = {"hadoop_home": str(base / "inst" / "hadoop"),
                    "hibench_home": str(base / "inst" / "hibench"),
                    "data_root": str(base / "data"), "poll_s": 0.05,
-                   "setup_start_timeout_s": 20, "cluster": Cluster(sut, sut[0]), **kwargs}
+                   "setup_start_timeout_s": 120, "cluster": Cluster(sut, sut[0]), **kwargs}
         return cls(**options)
 
     return _make  # type: ignore[return-value]
@@ -425,7 +425,7 @@ def test_hive_session_lifecycle_on_standins(make: Make, standin: tuple[Path, Pat
 
     objective = Objective.for_workload(join.metrics)
     config = {**system.space.default(), "mapreduce.job.reduces": 7}
-    observation = run_test(system, join, objective, config, trial=1, start_timeout_s=20)
+    observation = run_test(system, join, objective, config, trial=1, start_timeout_s=120)
     assert observation.status is Status.SUCCEEDED, observation.message
     assert observation.metrics == {"duration_s": 58.417, "throughput_bytes_s": 32903168,
                                    "throughput_node_bytes_s": 10967722}
@@ -445,22 +445,22 @@ def test_workload_failures_become_failed_tests(make: Make, standin: tuple[Path, 
     join = HiBenchWorkload("sql", "join", scale_profile="tiny")
     system.setup(base / "work", join)
     system.apply(system.space.default())
-    system.start(20)
+    system.start(120)
     (state / "join_hive_fails").touch()
     with pytest.raises(WorkloadError, match="FAILED: Execution Error"):
-        join.run(system, 30)
+        join.run(system, 120)
     (state / "join_hive_fails").unlink()
     (state / "join_exit").write_text("2")
     with pytest.raises(WorkloadError, match="exited 2") as info:
-        join.run(system, 30)
+        join.run(system, 120)
     assert "Cannot initialize Cluster" in info.value.output_tail      # bench.log's tail
     (state / "join_exit").unlink()
     (state / "join_no_report").touch()
     with pytest.raises(WorkloadError, match="no new HadoopJoin line"):
-        join.run(system, 30)
+        join.run(system, 120)
     (state / "join_no_report").unlink()
     (state / "join_duration").write_text(".875")
-    assert join.run(system, 30)["duration_s"] == 0.875
+    assert join.run(system, 120)["duration_s"] == 0.875
     system.stop()
 
 
@@ -473,19 +473,19 @@ def test_daemon_that_will_not_start_is_a_crash_with_its_log(make: Make,
     (state / "namenode_fails").touch()
     objective = Objective.for_workload(join.metrics)
     observation = run_test(system, join, objective, system.space.default(), trial=1,
-                           start_timeout_s=10)
+                           start_timeout_s=120)
     assert observation.status is Status.CRASHED
     assert "start-dfs.sh exited 1 on node1" in observation.message
     assert "BindException" in observation.extra["log_tail"]
     (state / "namenode_fails").unlink()
     (state / "unhealthy").touch()
     with pytest.raises(SystemStartError, match=r"1/2 NodeManagers RUNNING .*UNHEALTHY") as info:
-        system.start(1.0)
+        system.start(3.0)
     assert "resourcemanager" in info.value.log_tail
     (state / "unhealthy").unlink()
     (state / "datanodes").write_text("1")
     with pytest.raises(SystemStartError, match="1/2 DataNodes live"):
-        system.start(1.0)
+        system.start(3.0)
     system.teardown()
 
 
@@ -513,13 +513,13 @@ def test_hdfs_dfsio_on_standins(make: Make, standin: tuple[Path, Path]) -> None:
     system.apply({"dfs.blocksize": 64, "dfs.replication": 3})
     assert parse_xml((base / "data/conf/hdfs-site.xml").read_text())["dfs.blocksize"] == str(
         64 * 2**20)
-    system.start(20)
+    system.start(120)
     (state / "dfsio_exec_s").write_text("64")
-    metrics = dfsio.run(system, 30)
+    metrics = dfsio.run(system, 120)
     assert metrics["throughput_mb_s"] == pytest.approx(4096 / 64)
     assert metrics["exec_time_s"] == 64 and metrics["duration_s"] == 88.127
     (state / "dfsio_exec_s").write_text("128")
-    assert dfsio.run(system, 30)["throughput_mb_s"] == pytest.approx(32.0)  # the new block
+    assert dfsio.run(system, 120)["throughput_mb_s"] == pytest.approx(32.0)  # the new block
     system.teardown()
 
 
@@ -541,7 +541,7 @@ def test_hive_lifecycle_over_ssh_on_standins(private_sshd: PrivateSSHD, make: Ma
         system.setup(base / "work", join)
         assert (base / "data/conf/workers").read_text() == "127.0.0.1\n"  # one address
         observation = run_test(system, join, Objective.for_workload(join.metrics),
-                               system.space.default(), trial=1, start_timeout_s=30)
+                               system.space.default(), trial=1, start_timeout_s=120)
         assert observation.status is Status.SUCCEEDED, observation.message
         assert observation.metrics["duration_s"] == 58.417
         assert "run join tiny maps=2 reduces=1" in calls(state)

@@ -81,6 +81,7 @@ class HadoopSystem(System):
         self.poll_s = float(poll_s)
         self.cluster = cluster or Cluster.local()
         self.layout: render.Layout | None = None
+        self._may_run = False           # start scripts were run and not stopped cleanly since
         self.values: Config = {}
         self.clamped: dict[str, tuple[Any, Any]] = {}
 
@@ -250,6 +251,7 @@ class HadoopSystem(System):
     def start(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         self.stop()
+        self._may_run = True
         for command in commands.start_commands(self.hadoop_home):
             script = command[0].rsplit("/", 1)[-1]
             try:
@@ -268,19 +270,17 @@ class HadoopSystem(System):
         self._wait_ready(deadline, timeout_s)
 
     def _wait_ready(self, deadline: float, timeout_s: float) -> None:
-        state = "no answer yet"
+        """Poll health until the deadline; at least once, so a failure says what is missing."""
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise SystemStartError(f"HDFS/YARN on {self.master.host} not ready within "
-                                       f"{timeout_s:g}s: {state}", self._daemon_logs())
             try:
-                problem = self.health(min(remaining, 60.0))
+                problem = self.health(min(max(deadline - time.monotonic(), 10.0), 60.0))
             except CommandTimeout:
                 problem = "a health command timed out"
             if problem is None:
                 return
-            state = problem
+            if time.monotonic() >= deadline:
+                raise SystemStartError(f"HDFS/YARN on {self.master.host} not ready within "
+                                       f"{timeout_s:g}s: {problem}", self._daemon_logs())
             time.sleep(min(self.poll_s, max(deadline - time.monotonic(), 0.0)))
 
     def health(self, timeout_s: float) -> str | None:
@@ -317,16 +317,20 @@ class HadoopSystem(System):
         return "\n".join(parts) or f"(no NameNode/ResourceManager log in {self.log_dir})"
 
     def stop(self) -> None:
-        if self.layout is None:
+        if self.layout is None or not self._may_run:
             return
+        clean = True
         for command in commands.stop_commands(self.hadoop_home):
             try:
                 result = self._run_master(command, 300.0)
             except ExecutorError as exc:
                 log.warning("%s on %s: %s", command[0], self.master.host, exc)
+                clean = False
                 continue
             if not result.ok:
                 log.warning("%s", result.describe())
+                clean = False
+        self._may_run = not clean
 
     # -- HiBench ---------------------------------------------------------------------------
     def hibench_env(self) -> dict[str, str]:
