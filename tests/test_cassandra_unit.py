@@ -405,6 +405,11 @@ def test_lifecycle_on_two_standin_nodes(tmp_path: Path) -> None:
         assert "-Xmx8192M" in active((node2 / "conf" / "jvm-server.options").read_text())
         assert (node2 / "conf" / "logback.xml").exists()  # the rest of the install's conf
 
+        system.space = system.space.with_overrides({"key_cache_size_in_mb": {"max": 8192}})
+        system.apply({**config, "key_cache_size_in_mb": 6000})  # beyond the catalogue's max
+        tree = yaml.safe_load((node2 / "conf" / "cassandra.yaml").read_text())
+        assert tree["key_cache_size"] == "6000MiB"
+
         system.start(30)
         assert len(live_pids(system)) == 2
         ring = [line.split()[0] for line in (install / "ring").read_text().splitlines()]

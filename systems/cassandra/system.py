@@ -217,7 +217,11 @@ class CassandraSystem(System):
     def apply(self, config: Config) -> None:
         if not self.paths:
             raise ConfigError("Cassandra is not set up: call setup(workdir, workload) first")
-        values = self.catalogue.complete(config)
+        # Knobs of the session's space are checked against it (its ranges may have been widened
+        # with system.ranges); the others take the catalogue's defaults.
+        inside = {k: v for k, v in config.items() if k in self.space}
+        values = {**self.catalogue.complete({k: v for k, v in config.items() if k not in inside}),
+                  **self.space.validate(inside, partial=True)}
         template = self.yaml_template.read_text()
         for i, node in enumerate(self.nodes):
             conf = self.paths[i].conf
