@@ -311,9 +311,11 @@ class HadoopSystem(System):
         parts = []
         for daemon in ("namenode", "resourcemanager"):
             for name in sorted(fnmatch.filter(listing.stdout.split(), f"*-{daemon}-*.log")):
-                text = self.master.read_text(f"{self.log_dir}/{name}")
+                # `tail` on the host: a session's daemon logs grow with every restart.
+                end = self.master.run(["tail", "-n", str(lines), f"{self.log_dir}/{name}"],
+                                      check=False, timeout_s=30)
                 parts.append(f"== {self.master.host}:{self.log_dir}/{name} ==\n"
-                             f"{tail(text, lines)}")
+                             f"{end.stdout.rstrip()}")
         return "\n".join(parts) or f"(no NameNode/ResourceManager log in {self.log_dir})"
 
     def stop(self) -> None:
