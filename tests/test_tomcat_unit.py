@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -11,7 +14,7 @@ from harness.errors import KnobError, WorkloadError
 from harness.machine import Machine
 from harness.space import load_catalogue
 from systems.tomcat import expert, render
-from systems.tomcat.system import start_failure
+from systems.tomcat.system import TomcatSystem, http_url, start_failure
 from systems.tomcat.workload import parse_wrk
 
 
@@ -52,6 +55,13 @@ def test_every_config_of_a_sample_renders_to_valid_xml() -> None:
         assert attrs["maxThreads"] == str(values["maxThreads"])
         assert attrs["protocol"].endswith(("NioProtocol", "Nio2Protocol"))
         ET.fromstring(render.render_context_xml(values))
+
+
+def test_connector_listens_on_the_sut_address() -> None:
+    attrs = connector(render.render_server_xml(complete({}), 8080, "10.0.0.7"))
+    assert attrs["address"] == "10.0.0.7" and attrs["port"] == "8080"
+    assert http_url("10.0.0.7", 8080) == "http://10.0.0.7:8080"
+    assert http_url("::1", 80) == "http://[::1]:80"
 
 
 def test_tuned_values_reach_the_files() -> None:
@@ -114,3 +124,30 @@ def test_expert_settings_are_valid_partial_configs(knob_set: str) -> None:
         assert settings and set(settings) <= set(space.names)
         space.validate(settings, partial=True)
     assert expert.script(space, small)["maxThreads"] == 8
+
+
+def _sleeper(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", *args])
+
+
+def test_stop_kills_only_a_jvm_of_its_own_base(tmp_path: Path) -> None:
+    """A stale pid file (resume, reboot) must not make stop() signal someone else's process;
+    a process started with our ``-Dcatalina.base`` is stopped. Real processes, no Tomcat."""
+    system = TomcatSystem(stop_timeout_s=5)
+    system.base = tmp_path / "base"
+    system.base.mkdir()
+    stranger = _sleeper("-Dcatalina.base=/somebody/else")
+    ours = _sleeper(f"-Dcatalina.base={system.base}")
+    try:
+        time.sleep(0.3)  # let both exec so that ps shows their arguments
+        system.pid_file.write_text(f"{stranger.pid}\n")
+        system.stop()
+        assert stranger.poll() is None, "stop() signalled a process of another base"
+        assert not system.pid_file.exists()
+        system.pid_file.write_text(f"{ours.pid}\n")
+        system.stop()
+        assert ours.wait(timeout=10) != 0
+    finally:
+        for process in (stranger, ours):
+            process.kill()
+            process.wait()

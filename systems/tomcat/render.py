@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 from string import Template
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import escape, quoteattr
 
 from harness.space import Space, Value, load_catalogue
 from systems.java_text import java_text
@@ -48,14 +48,15 @@ def full_catalogue() -> Space:
     return load_catalogue(CATALOGUE)
 
 
-
-
-def render_server_xml(config: Mapping[str, Value], port: int) -> str:
-    """server.xml for a complete configuration (see :func:`complete`) on 127.0.0.1:``port``."""
+def render_server_xml(config: Mapping[str, Value], port: int,
+                      address: str = "127.0.0.1") -> str:
+    """server.xml for a complete configuration (:meth:`Space.complete`): the connector listens
+    on ``address``:``port`` (the SUT host's address, which is where clients connect)."""
     fields = {name: java_text(value) for name, value in config.items()
               if not name.startswith("jvm.")}
     fields["protocol"] = PROTOCOLS[str(config["protocol"])]
     fields["port"] = str(int(port))
+    fields["address"] = escape(address, {'"': "&quot;"})
     buffers = ""
     for knob in ("socket.rxBufSize", "socket.txBufSize"):
         size = SOCKET_BUFFERS[str(config[knob])]

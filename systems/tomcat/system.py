@@ -1,17 +1,18 @@
-"""Tomcat 10.1 (Debian ``tomcat10``) as a system under tune.
+"""Tomcat 10.1 (Debian ``tomcat10``) as a system under tune, on this machine or a remote host.
 
-A private CATALINA_BASE under the session workdir holds our configuration, logs and the test
-web application (``webapp.py``); Tomcat's binaries stay in CATALINA_HOME. Each test renders
+A private CATALINA_BASE in the session's folder *on the SUT host*
+(``executor.session_dir(workdir)/tomcat/base``) holds our configuration, logs and the test web
+application (``webapp.py``); Tomcat's binaries stay in CATALINA_HOME. Each test renders
 server.xml, context.xml and JAVA_OPTS (``render.py``), starts Tomcat with ``catalina.sh start``,
-waits for the home page to answer 200 and stops it by PID. Tomcat runs as the user that runs the
-harness (it needs no root: the port is above 1024 and the base is ours). Every command goes
-through an :class:`~harness.executor.Executor`, so the same adapter can drive a remote host.
+waits for the home page to answer 200 (curl on the host) and stops it by PID. Tomcat listens on
+the host's client address (``executor.address``) and runs as the user the executor logs in as
+(it needs no root: the port is above 1024 and the base is ours). Every command and file goes
+through the :class:`~harness.executor.Executor` (local, or SSH with ``hosts=``).
 """
 
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from harness.space import Config, load_catalogue
 from harness.system import System, Workload
 from systems.tomcat import render, webapp
 
-__all__ = ["TomcatSystem", "free_port", "start_failure"]
+__all__ = ["TomcatSystem", "http_url", "start_failure"]
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +35,10 @@ FAILURE_MARKERS = ("Could not create the Java Virtual Machine", "Failed to initi
                    "Exception in thread \"main\"")
 
 
-def free_port() -> int:
-    """A TCP port that is free on 127.0.0.1 right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def http_url(address: str, port: int) -> str:
+    """``http://address:port`` (an IPv6 literal in brackets)."""
+    host = f"[{address}]" if ":" in address else address
+    return f"http://{host}:{int(port)}"
 
 
 def start_failure(log_text: str) -> str | None:
@@ -71,15 +71,25 @@ class TomcatSystem(System):
         self.base: Path | None = None
         self._java_opts: list[str] = []
 
-    # -- paths --------------------------------------------------------------------------------
+    # -- paths (on the SUT host) ---------------------------------------------------------------
     def _base(self) -> Path:
         if self.base is None:
             raise ConfigError("Tomcat is not set up: call setup(workdir, workload) first")
         return self.base
 
     @property
+    def folder(self) -> Path:
+        """The session's Tomcat folder on the host (the base and the workload's files)."""
+        return self._base().parent
+
+    @property
+    def address(self) -> str:
+        """Where Tomcat listens and clients connect: the SUT host's address."""
+        return self.executor.address
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return http_url(self.address, self.port)
 
     @property
     def pid_file(self) -> Path:
@@ -91,27 +101,31 @@ class TomcatSystem(System):
 
     # -- lifecycle ----------------------------------------------------------------------------
     def check_installed(self) -> None:
-        """Raise ConfigError naming the fix when Tomcat, java or javac is missing."""
+        """Raise ConfigError naming the fix when Tomcat, java, javac or curl is missing."""
+        host = self.executor.host
         if not self.executor.exists(f"{self.catalina_home}/bin/catalina.sh"):
-            raise ConfigError(f"Tomcat not found at {self.catalina_home}: install it with "
-                              "`apt-get install tomcat10` or set system.adapter.catalina_home")
-        for program in ("java", "javac"):
+            raise ConfigError(f"on {host}: Tomcat not found at {self.catalina_home}: install it "
+                              "with `apt-get install tomcat10` or set "
+                              "system.adapter.catalina_home")
+        for program, package in (("java", "default-jdk-headless"),
+                                 ("javac", "default-jdk-headless"), ("curl", "curl")):
             if self.executor.which(program) is None:
-                raise ConfigError(f"{program} not found: install a JDK (apt-get install "
-                                  "default-jdk-headless)")
+                raise ConfigError(f"on {host}: {program} not found: install it with "
+                                  f"`apt-get install {package}`")
 
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.check_installed()
-        base = Path(workdir) / "tomcat" / "base"
-        self.base = base
         ex = self.executor
+        # Locally the session's own work folder; remotely the same name under the host's workdir.
+        base = ex.session_dir(Path(workdir)) / "tomcat" / "base"
+        self.base = base
         ex.run(["mkdir", "-p", *(str(base / d) for d in ("conf", "logs", "temp", "webapps",
                                                          "work"))])
         ex.run(["cp", *(f"{self.conf_dir}/{name}" for name in CONF_FILES), str(base / "conf")])
         webapp.build(ex, base / "webapps" / "ROOT", f"{self.catalina_home}/lib/servlet-api.jar")
         if self.port == 0:
-            self.port = free_port()
-        log.info("Tomcat base %s, port %d", base, self.port)
+            self.port = ex.free_port()
+        log.info("Tomcat base %s on host %s, listening on %s", base, ex.host, self.url)
         self.apply(self.space.default())
         super().setup(workdir, workload)
 
@@ -119,7 +133,7 @@ class TomcatSystem(System):
         values = self.catalogue.complete(config)
         base = self._base()
         self.executor.write_text(base / "conf" / "server.xml",
-                                 render.render_server_xml(values, self.port))
+                                 render.render_server_xml(values, self.port, self.address))
         self.executor.write_text(base / "conf" / "context.xml", render.render_context_xml(values))
         self._java_opts = render.java_opts(values) + self.extra_java_opts
 
@@ -130,15 +144,28 @@ class TomcatSystem(System):
                 "CATALINA_TMPDIR": str(base / "temp"), "JAVA_OPTS": " ".join(self._java_opts)}
 
     def _pid(self) -> int | None:
-        if not self.executor.exists(self.pid_file):
+        # One read, no exists() first: remotely a read is a cheap SFTP call, a command is not.
+        try:
+            text = self.executor.read_text(self.pid_file).strip()
+        except ExecutorError:
             return None
-        text = self.executor.read_text(self.pid_file).strip()
         return int(text) if text.isdigit() else None
 
-    def _alive(self, pid: int) -> bool:
+    def _process(self, pid: int) -> tuple[bool, str]:
+        """Whether ``pid`` is alive, and its command line."""
         # ps, not kill -0: an exited JVM may linger as a zombie if nobody reaps it.
-        state = self.executor.run(["ps", "-o", "stat=", "-p", str(pid)], check=False)
-        return state.ok and not state.stdout.strip().startswith("Z")
+        state = self.executor.run(["ps", "-ww", "-o", "stat=,args=", "-p", str(pid)],
+                                  check=False)
+        stat, _, args = state.stdout.strip().partition(" ")
+        return state.ok and bool(stat) and not stat.startswith("Z"), args.strip()
+
+    def _alive(self, pid: int) -> bool:
+        return self._process(pid)[0]
+
+    def _ours(self, args: str) -> bool:
+        """Whether a command line is a JVM of this base: a stale pid file (a resumed session,
+        a reboot) must never make us signal whatever process now has that PID."""
+        return f"-Dcatalina.base={self._base()}" in args
 
     def log_tail(self, lines: int = 30) -> str:
         """The last lines of catalina.out (JVM errors and Tomcat's console log)."""
@@ -170,8 +197,10 @@ class TomcatSystem(System):
                          time.perf_counter() - started)
                 return
             pid = self._pid()
-            output = self.executor.read_text(self.out_file) if self.executor.exists(
-                self.out_file) else ""
+            try:
+                output = self.executor.read_text(self.out_file)
+            except ExecutorError:  # not written yet
+                output = ""
             failure = start_failure(output)
             if failure or pid is None or not self._alive(pid):
                 tail_text = self.log_tail()
@@ -189,7 +218,11 @@ class TomcatSystem(System):
         if self.base is None:
             return
         pid = self._pid()
-        if pid is not None and self._alive(pid):
+        alive, args = self._process(pid) if pid is not None else (False, "")
+        if pid is not None and alive and not self._ours(args):
+            log.warning("pid %d in %s is not our Tomcat (%s); leaving it alone", pid,
+                        self.pid_file, args[:120])
+        elif pid is not None and alive:
             self.executor.run(["kill", str(pid)], check=False)
             deadline = time.perf_counter() + self.stop_timeout_s
             while self._alive(pid):
@@ -213,4 +246,5 @@ class TomcatSystem(System):
         except ExecutorError:
             pass
         return {**super().describe(), "tomcat_version": version, "knob_set": self.knob_set,
+                "host": self.executor.host, "address": self.address,
                 "backend": "tomcat10 (Debian), private CATALINA_BASE, wrk load"}

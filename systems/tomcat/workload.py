@@ -4,6 +4,9 @@ wrk runs ``explore.lua`` (every connection walks the site like a visitor) for a 
 (JIT compilation, thread-pool growth), then for ``duration_s``; the Lua ``done`` hook prints one
 ``HARNESS_RESULT`` line that :func:`parse_wrk` turns into metrics. Requests/s counts only
 successful (non-error) responses, so a configuration that answers fast with errors does not win.
+
+wrk runs through the system's executor, i.e. on the SUT host itself, against the address Tomcat
+listens on (``executor.address``); a separate load host is not supported yet.
 """
 
 from __future__ import annotations
@@ -78,8 +81,10 @@ class WebExploration(Workload):
         if not isinstance(system, TomcatSystem):
             raise ConfigError("the explore workload runs only on the tomcat system")
         if system.executor.which("wrk") is None:
-            raise ConfigError("wrk not found: install it with `apt-get install wrk`")
-        self.script = Path(workdir) / "tomcat" / "explore.lua"
+            raise ConfigError(f"on {system.executor.host}: wrk not found: install it with "
+                              "`apt-get install wrk`")
+        # Next to the Tomcat base on the SUT host, where wrk runs (``workdir`` is local).
+        self.script = system.folder / "explore.lua"
         system.executor.write_text(self.script, SCRIPT.read_text())
 
     def _wrk(self, system: System, seconds: float, timeout_s: float | None) -> str:
