@@ -61,6 +61,10 @@ def run(cfg: DictConfig) -> float | None:
     print(summary(result))
     if result.status == "FINISHED" and not cfg.session.keep_workdir:
         shutil.rmtree(session.workdir, ignore_errors=True)
+        if cfg.get("hosts") and cfg.hosts.get("hosts"):
+            from harness.remote.connect import remove_remote_workdirs
+
+            remove_remote_workdirs(session.system, session.workdir)
     if result.status == "ABORTED" and not _multirun():
         sys.exit(1)  # scripts chaining sessions must see that this one did not tune
     return result.value(result.best)

@@ -128,3 +128,5 @@ def test_postgres_tuning_session_over_ssh(private_sshd: PrivateSSHD, tmp_path: P
     assert all(float(r["result.tps"]) > 0 for r in rows)
     meta = (tmp_path / "sessions" / "remote-pg" / "session.json").read_text()
     assert '"harness.system.host": "sut1"' in meta
+    # the finished session's folder on the host (conf/hosts/loopback.yaml workdir) is removed
+    assert not Path("/tmp/harness-remote/remote-pg").exists()

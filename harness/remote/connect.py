@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import inspect
 import logging
+from pathlib import Path
 from typing import Any
 
 from hydra.utils import get_class
 
 from harness.errors import ConfigError, ExecutorError
+from harness.executor import LocalExecutor
 from harness.remote.cluster import Cluster
 from harness.remote.inventory import Inventory
 from harness.remote.ssh import SSHExecutor
 
-__all__ = ["adapter_kwargs", "connect_inventory"]
+__all__ = ["adapter_kwargs", "connect_inventory", "remove_remote_workdirs"]
 
 log = logging.getLogger(__name__)
 
@@ -53,4 +55,20 @@ def adapter_kwargs(system_name: str, target: str, cluster: Cluster) -> dict[str,
         return {"executor": cluster.master}
     raise ConfigError(f"system {system_name!r} runs only on this machine (its adapter takes no "
                       "executor); drop hosts=, or use a remote-capable system (postgres, "
-                      "mysql, cassandra, hive, hdfs)")
+                      "mysql, tomcat, cassandra, hive, hdfs)")
+
+
+def remove_remote_workdirs(system: Any, local_workdir: Path) -> None:
+    """Delete a finished session's folder on every remote host the system used (the local
+    one is removed by the caller); failures only warn: the results are already safe."""
+    cluster = getattr(system, "cluster", None)
+    executors = [*cluster.sut, cluster.load] if isinstance(cluster, Cluster) else []
+    executor = getattr(system, "executor", None)
+    if executor is not None:
+        executors.append(executor)
+    for node in {id(e): e for e in executors if not isinstance(e, LocalExecutor)}.values():
+        folder = node.session_dir(local_workdir)
+        try:
+            node.run(["rm", "-rf", str(folder)], timeout_s=300)
+        except ExecutorError as exc:
+            log.warning("could not remove %s on %s: %s", folder, node.host, exc)
