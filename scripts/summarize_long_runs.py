@@ -5,7 +5,8 @@ tests and statuses, the default's metric (trial 0), the best, the improvement, t
 found it, and the median of the first and second half of the tests (a simple view of machine
 drift). When the session re-measured the default (``session.default_every``; the measurements
 are in ``<name>.references.jsonl``) it also prints the median of all default measurements and
-the improvement against that median, which is the fairer number on a drifting machine.
+the improvement against that median and against the default measurement nearest in time to
+the best test, which are the fairer numbers on a drifting machine.
 
     python scripts/summarize_long_runs.py [results/long]
 """
@@ -42,27 +43,31 @@ def summarise(path: Path) -> str:
     half = len(table) // 2
     first = ok[ok["trial"].between(1, half - 1)][column].median()
     second = ok[ok["trial"] >= half][column].median()
-    defaults = [default]
+    measured = {0: default}  # trial after which the default was measured -> its metric
     references = path.with_suffix(".references.jsonl")
     if references.exists():
         for line in references.read_text().splitlines():
             record = json.loads(line)
             if record["status"] == "SUCCEEDED":
-                defaults.append(float(record["metrics"][metric]))
+                measured[int(record["extra"]["after_trial"])] = float(record["metrics"][metric])
+    defaults = list(measured.values())
     median_default = statistics.median(defaults)
+    nearest = measured[min(measured, key=lambda t: abs(t - int(best_row["trial"])))]
     spread = f"{min(defaults):,.1f}–{max(defaults):,.1f}" if len(defaults) > 1 else "-"
     return (f"| {path.stem} | {metric} ({direction}) | {len(table)} ({len(ok)} ok) | "
             f"{default:,.1f} | {len(defaults)}: median {median_default:,.1f}, {spread} | "
             f"{best:,.1f} | {_gain(best, default, direction)} | "
-            f"{_gain(best, median_default, direction)} | {int(best_row['trial'])} | "
+            f"{_gain(best, median_default, direction)} | "
+            f"{_gain(best, nearest, direction)} ({nearest:,.1f}) | {int(best_row['trial'])} | "
             f"{first:,.1f} / {second:,.1f} |")
 
 
 def main() -> None:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "results/long")
     print("| session | metric | tests | default (trial 0) | default measurements | best | "
-          "vs trial 0 | vs median default | best at trial | median of tests, 1st / 2nd half |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "vs trial 0 | vs median default | vs nearest default | best at trial | "
+          "median of tests, 1st / 2nd half |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for path in sorted(folder.glob("*.csv")):
         print(summarise(path))
 
