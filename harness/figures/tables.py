@@ -131,7 +131,8 @@ def fig7_tables(uri: str) -> Tables:
         runs.loc[expert, "tuner"] = "expert_" + runs.loc[expert, "tuner.style"].astype(str)
     runs = runs.drop_duplicates(["system", "tuner", "seed"])
     default = runs.drop_duplicates(["system"]).assign(tuner="default", seed=0)
-    default = default.assign(best_value=default["default_value"], improvement=0.0)
+    default = default.assign(best_value=default["default_value"], improvement=0.0, tests=1,
+                             tuner_seconds_total=np.nan)  # not a session of its own
     return {"fig7": pd.concat([default, runs], ignore_index=True)[_SESSION_COLS]}
 
 
