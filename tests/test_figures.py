@@ -261,3 +261,17 @@ def test_every_recipe_composes_into_the_store_its_figure_reads(compose_cfg: Call
     assert readers or recipe in ("fig7_expert", "fig5")
     assert all((ROOT / "conf" / "experiment" / f"{s.recipe}.yaml").exists()
                for s in FIGURES.values())
+
+
+@pytest.mark.slow
+def test_fig1_end_to_end_from_a_sweep_session(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    subprocess.run([sys.executable, "-m", "harness", "+experiment=fig1", "budget=4",
+                    "tuner.points=3", f"tracking.uri={uri}", f"results_dir={tmp_path}"],
+                   cwd=ROOT, check=True, capture_output=True, timeout=180)
+    make_figure("fig1", uri, tmp_path / "figs")
+    table = pd.read_csv(tmp_path / "figs" / "data" / "fig1.csv")
+    assert table["knob"].unique().tolist() == ["innodb_buffer_pool_size"]
+    # default (131072 KiB), then the range's ends and middle; other knobs stay at default
+    assert table.sort_values("trial")["value"].tolist() == [131072, 11830, 525131, 1038431]
+    assert table["performance"].notna().all() and (tmp_path / "figs" / "fig1.png").exists()
