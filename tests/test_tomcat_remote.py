@@ -54,7 +54,9 @@ def _jvms_of(base: Path) -> str:
 
 @pytest.mark.slow
 def test_tomcat_session_over_ssh(private_sshd: PrivateSSHD, tmp_path: Path) -> None:
-    done, rows = _session(private_sshd, tmp_path, "remote-tomcat", "budget=2")
+    # keep_workdir: the session folder on the host is otherwise removed after a finished run
+    done, rows = _session(private_sshd, tmp_path, "remote-tomcat", "budget=2",
+                          "session.keep_workdir=true")
     assert done.returncode == 0, done.stderr[-3000:]
     assert [r["status"] for r in rows] == ["SUCCEEDED"] * 2, rows
     assert all(float(r["result.requests_per_s"]) > 0 for r in rows), rows
