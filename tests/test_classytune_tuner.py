@@ -167,3 +167,19 @@ def test_analyze_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     (tmp_path / "settings.json").write_text("{broken")
     assert analyze_main([str(tmp_path)]) == 2
     assert "unreadable" in capsys.readouterr().err
+
+
+def test_classifier_options_keyed_by_name_and_bad_options_fail_early() -> None:
+    from harness.classytune.tuner import ClassyTuneTuner
+    from harness.errors import ConfigError
+    from systems.synthetic import SyntheticSystem
+
+    space = SyntheticSystem("10").space
+    keyed = {"xgboost": {"n_estimators": 7}}
+    assert ClassyTuneTuner(space, classifier="xgboost",
+                           classifier_options=keyed).classifier_options == {"n_estimators": 7}
+    assert ClassyTuneTuner(space, classifier="decision_tree",
+                           classifier_options=keyed).classifier_options == {}
+    with pytest.raises(ConfigError, match=r"decision_tree.*n_estimators"):
+        ClassyTuneTuner(space, classifier="decision_tree",
+                        classifier_options={"n_estimators": 7})

@@ -69,7 +69,8 @@ class ClassyTuneTuner(Tuner):
         induction: ``zorder`` (the paper), ``difference`` or ``concat`` (Fig. 9 ablation).
         bits: bits per value for the z-order induction (<= 26 keeps it exact in float64).
         classifier: one of :data:`harness.classytune.classifiers.CLASSIFIERS`.
-        classifier_options: keyword overrides of the classifier's defaults.
+        classifier_options: keyword overrides of the classifier's defaults, flat or keyed by
+            classifier name (``{xgboost: {n_estimators: 100}}``; other classifiers get none).
         ties: ``skip`` pairs with equal scores (default) or label them ``zero``.
         rules: experience rules (see :mod:`harness.classytune.rules`); off when empty.
         rule_samples: base settings drawn per rule (each gives up to two rows).
@@ -131,7 +132,12 @@ class ClassyTuneTuner(Tuner):
         self.k_max = int(k_max)
         self.induction, self.bits, self.ties = induction, int(bits), ties
         self.classifier = classifier
-        self.classifier_options = dict(classifier_options or {})
+        self.classifier_options = _options_for(classifier, classifier_options)
+        try:  # a bad name or option fails now, in one line, not in the first training round
+            make_classifier(self.classifier, seed, **self.classifier_options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"classifier {classifier!r} with options "
+                              f"{self.classifier_options}: {exc}") from None
         self.rules: list[Rule] = parse_rules(rules, space)
         self.rule_samples = int(rule_samples)
         self.dedupe = bool(dedupe)
@@ -304,3 +310,12 @@ class ClassyTuneTuner(Tuner):
         if self.history:
             model = self.fit()[0] or model  # the final model sees every measured sample
         save_artifacts(Path(directory), self, model)
+
+
+def _options_for(classifier: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``classifier_options`` is either flat (for the chosen classifier) or keyed by classifier
+    name, so that ``tuner.classifier=decision_tree`` does not inherit XGBoost's settings."""
+    options = dict(options or {})
+    if options and set(options) <= set(CLASSIFIERS):
+        return dict(options.get(classifier) or {})
+    return options
