@@ -55,7 +55,7 @@ def adapter_kwargs(system_name: str, target: str, cluster: Cluster) -> dict[str,
         return {"executor": cluster.master}
     raise ConfigError(f"system {system_name!r} runs only on this machine (its adapter takes no "
                       "executor); drop hosts=, or use a remote-capable system (postgres, "
-                      "mysql, tomcat, cassandra, hive, hdfs)")
+                      "mysql, tomcat, spark, mapreduce, cassandra, hive, hdfs)")
 
 
 def remove_remote_workdirs(system: Any, local_workdir: Path) -> None:

@@ -121,7 +121,7 @@ class MapReduceSystem(System):
             raise ConfigError(f"no hadoop-client-api/runtime jars in {jars}")
         self.hadoop_jars = jars
         self.version = api[-1].removeprefix("hadoop-client-api-").removesuffix(".jar")
-        self.root = Path(workdir) / "mapreduce"
+        self.root = self.executor.session_dir(Path(workdir)) / "mapreduce"  # remote: host workdir
         classes = self.root / "classes"
         self.executor.run(["mkdir", "-p", str(classes), str(self.root / "data"),
                            str(self.root / "tmp")])

@@ -44,7 +44,7 @@ class MapReduceJob(Workload):
         if not isinstance(system, MapReduceSystem):
             raise ConfigError(f"the {self.job} workload runs only on the mapreduce system")
         name = f"{self.job}-s{self.scale:g}-{self.seed}"
-        self.data = Path(workdir) / "mapreduce" / "data" / name
+        self.data = system.executor.session_dir(Path(workdir)) / "mapreduce" / "data" / name
         marker = self.data / "_GENERATED"
         if system.executor.exists(marker):
             return

@@ -113,7 +113,7 @@ class SparkSystem(System):
 
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.check_installed()
-        self.root = Path(workdir) / "spark"
+        self.root = self.executor.session_dir(Path(workdir)) / "spark"  # remote: host workdir
         self.executor.run(["mkdir", "-p", str(self.root / "local"), str(self.root / "out"),
                            str(self.root / "data")])
         self.apply(self.space.default())

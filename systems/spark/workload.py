@@ -45,7 +45,8 @@ class SparkJob(Workload):
 
         if not isinstance(system, SparkSystem):
             raise ConfigError(f"the {self.job} workload runs only on the spark system")
-        self.data = Path(workdir) / "spark" / "data" / f"{self.job}-s{self.scale:g}-{self.seed}"
+        root = system.executor.session_dir(Path(workdir)) / "spark"
+        self.data = root / "data" / f"{self.job}-s{self.scale:g}-{self.seed}"
         marker = self.data / "_GENERATED"
         if system.executor.exists(marker):
             return
@@ -53,7 +54,7 @@ class SparkJob(Workload):
         system.executor.run(["mkdir", "-p", str(self.data)])
         # Generated with the default configuration and a larger heap, whatever is under test.
         _master, props = conf.spark_properties(
-            conf.full_catalogue().complete({"spark.driver.memory": 2048}), Path(workdir) / "spark")
+            conf.full_catalogue().complete({"spark.driver.memory": 2048}), root)
         result = system.run_request("generate", self.job, self.data, self.generate_timeout_s,
                                     scale=self.scale, seed=self.seed, properties=props)
         system.executor.write_text(marker, f"{result['job_s']:.1f}s\n")
