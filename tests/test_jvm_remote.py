@@ -8,23 +8,21 @@ interpreter named by ``system.adapter.python`` (here the same venv: loopback).
 from __future__ import annotations
 
 import csv
-import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.requirements import NEEDS_JAVAC, NEEDS_PYSPARK
 from tests.sshd import PrivateSSHD
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("pyspark") is None,
-                       reason="pyspark not installed (pip install -e '.[spark]')"),
-    pytest.mark.skipif(shutil.which("javac") is None, reason="no JDK (javac) on PATH"),
+    NEEDS_PYSPARK,
+    NEEDS_JAVAC,
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

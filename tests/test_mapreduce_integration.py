@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,13 +11,13 @@ from harness.loop import run_test, tune
 from harness.objective import Objective
 from harness.records import Status
 from systems.mapreduce import MapReduceJob, MapReduceSystem
+from tests.requirements import NEEDS_JAVAC, NEEDS_PYSPARK
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("pyspark") is None,
-                       reason="pyspark (which ships the Hadoop jars) not installed"),
-    pytest.mark.skipif(shutil.which("javac") is None, reason="no JDK (javac) on PATH"),
+    NEEDS_PYSPARK,
+    NEEDS_JAVAC,
 ]
 
 OBJECTIVE = Objective("job_duration_s", "min")

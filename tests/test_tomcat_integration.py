@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
 from pathlib import Path
 
@@ -13,14 +12,11 @@ from harness.loop import run_test, tune
 from harness.objective import Objective
 from harness.records import Status
 from systems.tomcat import TomcatSystem, WebExploration
+from tests.requirements import NEEDS_TOMCAT
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not Path("/usr/share/tomcat10/bin/catalina.sh").exists(),
-                       reason="tomcat10 not installed (apt-get install tomcat10)"),
-    pytest.mark.skipif(shutil.which("wrk") is None,
-                       reason="wrk not installed (apt-get install wrk)"),
-    pytest.mark.skipif(shutil.which("javac") is None, reason="no JDK (javac) on PATH"),
+    *NEEDS_TOMCAT,
 ]
 
 OBJECTIVE = Objective("requests_per_s", "max")

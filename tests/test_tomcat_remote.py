@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.requirements import NEEDS_TOMCAT
 from tests.sshd import PrivateSSHD
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not Path("/usr/share/tomcat10/bin/catalina.sh").exists(),
-                       reason="tomcat10 not installed (apt-get install tomcat10)"),
-    pytest.mark.skipif(shutil.which("wrk") is None,
-                       reason="wrk not installed (apt-get install wrk)"),
-    pytest.mark.skipif(shutil.which("javac") is None, reason="no JDK (javac) on PATH"),
+    *NEEDS_TOMCAT,
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
