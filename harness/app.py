@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-import shutil
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from harness.records import Observation
 from harness.report import format_value, summary
 
 log = logging.getLogger("harness")
+#: Exit codes: 0 finished, 1 aborted, 2 bad input (before any test), 130 interrupted.
+EXIT_CODES = {"ABORTED": 1, "INTERRUPTED": 130}
 register_configs()
 # An absolute path: `python -m` makes Hydra read a relative one as a Python package.
 CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
@@ -40,13 +43,8 @@ def _progress(total: int, initial: int, enabled: bool, unit: str) -> Any:
 
 def run(cfg: DictConfig) -> float | None:
     """Build and run one session; return the best objective value (for sweepers)."""
-    budget_override = None
-    if cfg.get("resume"):
-        # budget=N on the command line raises the stored budget of a resumed session
-        overrides = HydraConfig.get().overrides.task if HydraConfig.initialized() else []
-        budget_override = next((int(o.split("=", 1)[1]) for o in overrides
-                                if o.startswith("budget=")), None)
-    session = build_session(cfg, budget_override)
+    overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
+    session = build_session(cfg, overrides)
     done = len(session.store.load())
     tuner_name = getattr(getattr(session.tuner_factory, "func", None), "name", "tuner")
     log.info("session %s: %s on %s/%s, budget %d (%d done), folder %s", session.session_id,
@@ -59,14 +57,10 @@ def run(cfg: DictConfig) -> float | None:
     finally:
         bar.close()
     print(summary(result))
-    if result.status == "FINISHED" and not cfg.session.keep_workdir:
-        shutil.rmtree(session.workdir, ignore_errors=True)
-        if cfg.get("hosts") and cfg.hosts.get("hosts"):
-            from harness.remote.connect import remove_remote_workdirs
-
-            remove_remote_workdirs(session.system, session.workdir)
-    if result.status == "ABORTED" and not _multirun():
-        sys.exit(1)  # scripts chaining sessions must see that this one did not tune
+    if result.status == "FINISHED" and not session.options.keep_workdir:
+        session.remove_workdir()
+    if not _multirun() and result.status in EXIT_CODES:
+        sys.exit(EXIT_CODES[result.status])  # scripts chaining sessions see what happened
     return result.value(result.best)
 
 
@@ -75,7 +69,7 @@ def _multirun() -> bool:
 
 
 @hydra.main(config_path=CONFIG_DIR, config_name="config", version_base="1.3")
-def main(cfg: DictConfig) -> float | None:
+def _hydra_main(cfg: DictConfig) -> float | None:
     try:
         return run(cfg)
     except HarnessError as exc:
@@ -83,3 +77,24 @@ def main(cfg: DictConfig) -> float | None:
         if _multirun():
             return None  # one bad job must not end the whole sweep
         sys.exit(2)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main() -> None:
+    """``python -m harness``: private files, Ctrl-C that always works, and exit codes."""
+    # Results, logs and secrets are the user's: nothing we create is readable by others.
+    os.umask(0o077)
+    # A process started in the background of a script inherits SIGINT as ignored; a session
+    # must still stop on it (the session itself turns it into an orderly stop).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        _hydra_main()
+    except KeyboardInterrupt:
+        # Ctrl-C between sessions or in a sweep's launcher: each session already stopped
+        # its system and recorded its status.
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

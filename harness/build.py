@@ -7,7 +7,11 @@ first test, with a one-line :class:`~harness.errors.HarnessError`.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import math
 import os
+import re
 import secrets
 import subprocess
 import time
@@ -20,6 +24,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness import tracking_keys as keys
+from harness.config import HarnessConfig
 from harness.errors import ConfigError, HarnessError
 from harness.session import Session, SessionOptions
 from harness.space import Config
@@ -27,7 +32,101 @@ from harness.store import SampleStore
 from harness.system import System, Workload
 from harness.tracking import make_tracker
 
-__all__ = ["build_session", "load_resumed_config", "make_objective"]
+__all__ = [
+    "RESUME_OVERRIDABLE",
+    "build_session",
+    "check_resume_overrides",
+    "load_resumed_config",
+    "make_objective",
+    "validate_session_name",
+]
+
+#: A session name is one path component: it names folders, never points elsewhere.
+_SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,119}$")
+#: What a resume may change (everything else is the stored session's and stays so).
+RESUME_OVERRIDABLE = ("resume", "budget", "results_dir", "tracking", "session.progress",
+                      "session.keep_workdir", "hydra")
+#: Typed nodes whose keys are fixed; a ``+key=`` Hydra would add to them is refused.
+_TYPED_NODES = ("session", "workload", "objective", "tracking", "dataset")
+
+
+def validate_session_name(name: str) -> str:
+    """``name`` if it is a safe folder name, else a ConfigError naming the rule."""
+    if not _SESSION_NAME.match(name):
+        raise ConfigError(f"session.name {name!r} is not a plain name: use letters, digits, "
+                          "'.', '_' and '-' (at most 120, no '/'), e.g. session.name=mysql-run1")
+    return name
+
+
+def _override_key(text: str) -> str:
+    return text.lstrip("+~").split("=", 1)[0]
+
+
+def check_resume_overrides(overrides: list[str], stored: DictConfig) -> int | None:
+    """Refuse command-line overrides a resume cannot honour; return a raised budget, if any.
+
+    The stored session's tuner, system, seed, objective and knob space define what its
+    finished tests mean, so they cannot change when it continues.
+    """
+    budget: int | None = None
+    for text in overrides:
+        key = _override_key(text)
+        if not any(key == k or key.startswith(f"{k}.") for k in RESUME_OVERRIDABLE):
+            raise ConfigError(f"`{text}` cannot change on resume (the stored session's "
+                              "settings define its finished tests); resume without it, or "
+                              "start a new session")
+        if key == "budget":
+            try:
+                budget = int(text.split("=", 1)[1])
+            except ValueError:
+                raise ConfigError(f"budget must be a whole number, got `{text}`") from None
+            if budget < int(stored.budget):
+                raise ConfigError(f"budget={budget} is below this session's budget "
+                                  f"{stored.budget}; a resume can only raise it")
+    return budget
+
+
+def _check_unknown_keys(cfg: DictConfig) -> None:
+    """Refuse keys added with ``+`` that no part of the harness reads (typos)."""
+    known = {f.name for f in dataclasses.fields(HarnessConfig)}
+    extra = [str(k) for k in cfg if str(k) not in known and str(k) != "hydra"]
+    for node in _TYPED_NODES:
+        schema = {f.name for f in dataclasses.fields(type(getattr(HarnessConfig(), node)))}
+        extra += [f"{node}.{k}" for k in cfg[node] if str(k) not in schema]
+    if extra:
+        raise ConfigError(f"unknown setting(s) {', '.join(sorted(extra))}: nothing reads "
+                          "them (a typo?); see `python -m harness --cfg job` for the keys")
+
+
+def _check_tuner_options(factory: partial[Any], name: str) -> None:
+    """Unknown tuner options fail now, not when the session builds the tuner."""
+    try:
+        signature = inspect.signature(factory.func)
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return
+    unknown = sorted(set(factory.keywords) - set(signature.parameters))
+    if unknown:
+        options = [p for p in signature.parameters if p not in ("space", "seed", "budget")]
+        raise ConfigError(f"tuner {name!r} has no option(s) {', '.join(unknown)}; its options: "
+                          f"{', '.join(options) or 'none'}")
+
+
+def _check_range_overrides(ranges: dict[str, Any]) -> None:
+    """Range overrides must be finite numbers (min/max/default) before the space sees them."""
+    for knob, changes in ranges.items():
+        if not isinstance(changes, dict):
+            raise ConfigError(f"+system.ranges.{knob} must set fields, e.g. "
+                              f"+system.ranges.{knob}.max=100")
+        for key in ("min", "max"):
+            if key not in changes:
+                continue
+            value = changes[key]
+            if (isinstance(value, bool) or not isinstance(value, int | float)
+                    or not math.isfinite(value)):
+                raise ConfigError(f"+system.ranges.{knob}.{key} must be a finite number, got "
+                                  f"{value!r}")
 
 
 def _instantiate(node: Any, what: str) -> Any:
@@ -95,6 +194,7 @@ def _make_system(cfg: DictConfig) -> System:
 def _pins_and_ranges(cfg: DictConfig, system: System) -> Config:
     ranges = _container(cfg.system.ranges)
     if ranges:
+        _check_range_overrides(ranges)
         system.space = system.space.with_overrides(ranges)
     return system.space.validate(_container(cfg.system.fixed), partial=True)
 
@@ -118,7 +218,10 @@ def _git_revision() -> str:
 def _results_dir(cfg: DictConfig) -> Path:
     folder = Path(cfg.results_dir)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        if not folder.exists():
+            folder.mkdir(parents=True)
+            # traversable (server users reach their instance folders under work/), not listable
+            os.chmod(folder, 0o711)
         probe = folder / f".write-test-{os.getpid()}"
         probe.write_text("ok")
         probe.unlink()
@@ -137,20 +240,43 @@ def load_resumed_config(resume: str) -> DictConfig:
     return cfg
 
 
-def build_session(cfg: DictConfig, budget_override: int | None = None) -> Session:
-    """Validate ``cfg`` completely and assemble a session (new, or resumed if ``cfg.resume``)."""
+def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Session:
+    """Validate ``cfg`` completely and assemble a session (new, or resumed if ``cfg.resume``).
+
+    ``overrides`` are the command line's (Hydra's task overrides): a resume honours only
+    those in :data:`RESUME_OVERRIDABLE` and refuses the rest.
+    """
     resume_dir = cfg.get("resume")
+    budget_override: int | None = None
     if resume_dir:
+        given = cfg
         cfg = load_resumed_config(resume_dir)
+        budget_override = check_resume_overrides(list(overrides or []), cfg)
+        keys_given = {_override_key(o) for o in overrides or []}
         if budget_override is not None:
             cfg.budget = budget_override
+        if any(k == "results_dir" for k in keys_given) and (
+                Path(given.results_dir).resolve() != Path(cfg.results_dir).resolve()):
+            raise ConfigError(f"this session's results are in {cfg.results_dir}, not "
+                              f"{given.results_dir}; resume without results_dir=")
+        # what a resume may change: how it reports and where it logs, not what it measures
+        if any(k == "tracking" or k.startswith("tracking.") for k in keys_given):
+            cfg.tracking = given.tracking
+        for key in ("progress", "keep_workdir"):
+            if f"session.{key}" in keys_given:
+                cfg.session[key] = given.session[key]
+    else:
+        _check_unknown_keys(cfg)
+        if cfg.session.name:
+            validate_session_name(str(cfg.session.name))
     options = SessionOptions(
         budget=int(cfg.budget), seed=int(cfg.seed), repeats=int(cfg.repeats),
         timeout_factor=cfg.session.timeout_factor, min_timeout_s=cfg.session.min_timeout_s,
         first_timeout_s=cfg.session.first_timeout_s,
         start_timeout_s=cfg.session.start_timeout_s,
         max_consecutive_crashes=cfg.session.max_consecutive_crashes,
-        default_every=cfg.session.default_every, progress=cfg.session.progress)
+        default_every=cfg.session.default_every, progress=cfg.session.progress,
+        keep_workdir=bool(cfg.session.keep_workdir))
     results = _results_dir(cfg)
     system: System = _make_system(cfg)
     system.name = cfg.system.name
@@ -165,11 +291,13 @@ def build_session(cfg: DictConfig, budget_override: int | None = None) -> Sessio
         raise ConfigError("tuner configs need `_partial_: true` (the session passes space, "
                           "seed and budget)")
     tuner_name = getattr(tuner_factory.func, "name", tuner_factory.func.__name__)
+    _check_tuner_options(tuner_factory, tuner_name)
     tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri))
 
     if resume_dir:
         store = SampleStore(resume_dir)
-        session_id = store.read_meta()["session_id"]
+        session_id = validate_session_name(str(store.read_meta()["session_id"]))
+        store.lock()  # before anything is written: a running session keeps its folder
         if budget_override is not None:
             store.update_meta(config=OmegaConf.to_container(cfg, resolve=False))
     else:

@@ -9,11 +9,20 @@ Timeouts follow BestConfig: after the default configuration (trial 0) has been m
 workload run is killed at ``timeout_factor`` × the default's run time (at least
 ``min_timeout_s``). Failed tests count against the budget and reach the tuner with status and
 no score (see :meth:`harness.tuner.Tuner.scores` for how tuners score them).
+
+A session holds its store's lock for its whole life, works only inside its own work folder
+(created by it and marked, so :meth:`Session.remove_workdir` never deletes a folder it did not
+create), turns SIGINT and SIGTERM into an orderly stop at any phase (setup included, and also
+when SIGINT was inherited as ignored), and exports ``HARNESS_SESSION=<id>`` to every process it
+starts, so that a leftover process of a session can always be found.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import shutil
 import signal
 import threading
 import time
@@ -25,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import tracking_keys as keys
-from harness.errors import HarnessError, HostUnreachable, SessionAborted
+from harness.errors import HarnessError, HostUnreachable, SessionAborted, StoreError
 from harness.loop import run_test
 from harness.objective import Objective
 from harness.records import Observation, Status
@@ -40,6 +49,10 @@ __all__ = ["Session", "SessionOptions", "SessionResult"]
 log = logging.getLogger(__name__)
 
 TunerFactory = Callable[..., Tuner]
+#: The file that marks a work folder as created by the session named inside it.
+WORKDIR_MARKER = ".harness-session"
+#: Exported to every process a session starts (servers, clients), to find strays by.
+SESSION_ENV = "HARNESS_SESSION"
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,7 @@ class SessionOptions:
     max_consecutive_crashes: int = 5
     default_every: int = 0
     progress: bool = True
+    keep_workdir: bool = False
 
     def __post_init__(self) -> None:
         from harness.errors import ConfigError
@@ -64,8 +78,15 @@ class SessionOptions:
             raise ConfigError(f"budget must be at least 1 test, got {self.budget}; e.g. budget=50")
         if self.repeats < 1:
             raise ConfigError(f"repeats must be at least 1, got {self.repeats}; e.g. repeats=3")
-        if self.timeout_factor <= 1.0:
+        if self.seed < 0:
+            raise ConfigError(f"seed must be 0 or more, got {self.seed}; e.g. seed=0")
+        if not self.timeout_factor > 1.0 or self.timeout_factor == float("inf"):
             raise ConfigError(f"session.timeout_factor must exceed 1, got {self.timeout_factor}")
+        for name in ("min_timeout_s", "first_timeout_s", "start_timeout_s"):
+            value = getattr(self, name)
+            if not 0 < value < float("inf"):
+                raise ConfigError(f"session.{name} must be a positive number of seconds, "
+                                  f"got {value}")
         if self.max_consecutive_crashes < 1:
             raise ConfigError("session.max_consecutive_crashes must be at least 1")
         if self.default_every < 0:
@@ -150,11 +171,21 @@ class Session:
         self._default_run_s: float | None = None
         self._best_value: float | None = None
         self._best_score: float | None = None
+        self._signals = _SignalGuard()
 
     # -- public ---------------------------------------------------------------------------
     def run(self, on_progress: Callable[[Observation, float | None], None] | None = None
             ) -> SessionResult:
         """Run until the budget is spent; resumes from the store if it holds tests."""
+        self.store.lock()
+        try:
+            with _SignalGuard() as self._signals, _exported(SESSION_ENV, self.session_id):
+                return self._run(on_progress)
+        finally:
+            self.store.unlock()
+
+    def _run(self, on_progress: Callable[[Observation, float | None], None] | None
+             ) -> SessionResult:
         stored = self.store.load()
         references = self.store.load(reference=True)
         if len(stored) > self.options.budget:
@@ -168,36 +199,90 @@ class Session:
         status, message = "FINISHED", ""
         try:
             if len(stored) < self.options.budget:
+                self._prepare_workdir()
                 self.system.setup(self.workdir, self.workload)
-            with _sigterm_as_interrupt():
-                self._loop(stored, observations, references, logged, on_progress)
+            self._loop(stored, observations, references, logged, on_progress)
         except KeyboardInterrupt:
             status = "INTERRUPTED"
             message = (f"interrupted after {len(observations)}/{self.options.budget} tests; "
                        f"resume with: python -m harness resume={self.store.directory}")
         except SessionAborted as exc:
             status, message = "ABORTED", str(exc)
-        except HostUnreachable as exc:
+        except (HostUnreachable, StoreError) as exc:
             status = "ABORTED"
             message = (f"{exc}; the {len(observations)} finished tests are kept: resume with "
                        f"python -m harness resume={self.store.directory}")
         except Exception as exc:  # a bug in an adapter or tuner: keep the tests, say where
             status = "ABORTED"
             trace = self.store.directory / "error.log"
-            trace.write_text(traceback.format_exc())
+            with contextlib.suppress(OSError):
+                trace.write_text(traceback.format_exc())
             message = (f"internal error {type(exc).__name__}: {exc} (a bug; traceback in "
                        f"{trace}); the {len(observations)} finished tests are kept: resume "
                        f"with python -m harness resume={self.store.directory}")
         finally:
-            try:
-                self.system.teardown()
-            except HarnessError as exc:
-                log.warning("teardown of %s failed: %s", self.system.name, exc)
+            self._teardown()
+            self._signals.armed = False
         result = SessionResult(self.session_id, self.store.directory, self.objective,
                                observations, references, status, self.tracker.where(),
                                message=message, tuner_seconds=self.tuner.compute_seconds)
         self._finish(result)
         return result
+
+    def _teardown(self) -> None:
+        """Stop the system whatever happened; a second Ctrl-C must not skip this."""
+        try:
+            self.system.teardown()
+        except HarnessError as exc:
+            log.warning("teardown of %s failed: %s", self.system.name, exc)
+        except KeyboardInterrupt:  # a signal during teardown: finish stopping, then report
+            log.warning("interrupted while stopping %s; stopping it again", self.system.name)
+            with contextlib.suppress(Exception, KeyboardInterrupt):
+                self.system.teardown()
+
+    # -- the work folder --------------------------------------------------------------------
+    def _prepare_workdir(self) -> None:
+        """Create the work folder and mark it as this session's (reuse it only if marked)."""
+        marker = self.workdir / WORKDIR_MARKER
+        if self.workdir.exists():
+            if not self._owns_workdir():
+                raise SessionAborted(
+                    f"work folder {self.workdir} exists but was not created by session "
+                    f"{self.session_id}; move it away or pick another session.name")
+            return
+        try:
+            if not self.workdir.parent.exists():
+                self.workdir.parent.mkdir(parents=True)
+                os.chmod(self.workdir.parent, 0o711)
+            self.workdir.mkdir()
+            # 0711: server users (postgres, mysql) must traverse it to reach their instance
+            # folder; nobody else may list it.
+            os.chmod(self.workdir, 0o711)
+            marker.write_text(self.session_id + "\n")
+        except OSError as exc:
+            raise StoreError(f"cannot create the work folder {self.workdir}: {exc.strerror}; "
+                             "set results_dir=<a writable folder>") from None
+
+    def _owns_workdir(self) -> bool:
+        try:
+            text = (self.workdir / WORKDIR_MARKER).read_text().strip()
+        except OSError:
+            return False
+        return text == self.session_id
+
+    def remove_workdir(self) -> None:
+        """Delete the session's work folder here and on its remote hosts — only if this
+        session created it (its marker names this session)."""
+        from harness.remote.connect import remove_remote_workdirs
+
+        remove_remote_workdirs(self.system, self.workdir)
+        if not self.workdir.exists():
+            return
+        if not self._owns_workdir():
+            log.warning("leaving %s in place: it was not created by session %s", self.workdir,
+                        self.session_id)
+            return
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
     # -- the loop -------------------------------------------------------------------------
     def _loop(self, stored: list[Observation], observations: list[Observation],
@@ -267,6 +352,11 @@ class Session:
         if obs.status is Status.CRASHED and obs.trial == 0:
             raise SessionAborted(f"the default configuration did not start ({obs.message}); "
                                  f"check the {self.system.name} setup before tuning")
+        if obs.trial == 0 and obs.status in (Status.FAILED, Status.TIMED_OUT):
+            # Every later test would fail the same way and burn the whole budget.
+            raise SessionAborted(
+                f"the default configuration {obs.status.value} its workload ({obs.message}); "
+                "fix the workload or the objective before tuning")
         self._crashes = self._crashes + 1 if obs.status is Status.CRASHED else 0
         if self._crashes >= self.options.max_consecutive_crashes:
             raise SessionAborted(
@@ -303,8 +393,13 @@ class Session:
         return set()
 
     def _finish(self, result: SessionResult) -> None:
-        result.csv_path = self.store.export_csv(result.observations)
-        artifacts: dict[str, Path] = {keys.ARTIFACT_SAMPLES: result.csv_path}
+        artifacts: dict[str, Path] = {}
+        try:
+            result.csv_path = self.store.export_csv(result.observations)
+            artifacts[keys.ARTIFACT_SAMPLES] = result.csv_path
+        except StoreError as exc:  # e.g. a full disk: the JSON-lines store still has them
+            log.error("%s", exc)
+            result.message = (result.message + "; " if result.message else "") + str(exc)
         if self.tuner is not None and hasattr(self.tuner, "save_artifacts"):
             folder = self.store.directory / "artifacts"
             try:
@@ -316,9 +411,12 @@ class Session:
         crashed = [o for o in result.observations if o.extra.get("log_tail")]
         if crashed:
             logs = self.store.directory / "crash_logs.txt"
-            logs.write_text("\n\n".join(f"== trial {o.trial}: {o.message}\n{o.extra['log_tail']}"
-                                        for o in crashed))
-            artifacts[keys.ARTIFACT_LOGS] = logs
+            try:
+                logs.write_text("\n\n".join(f"== trial {o.trial}: {o.message}\n"
+                                            f"{o.extra['log_tail']}" for o in crashed))
+                artifacts[keys.ARTIFACT_LOGS] = logs
+            except OSError as exc:
+                log.warning("could not write %s: %s", logs, exc.strerror)
         metrics: dict[str, float] = {
             keys.METRIC_TESTS: len(result.observations),
             keys.METRIC_FAILED_TESTS: sum(not o.ok for o in result.observations),
@@ -332,26 +430,59 @@ class Session:
                 metrics[key] = value
         best = result.best
         params = {f"{keys.PREFIX_CONFIG}{k}": v for k, v in best.config.items()} if best else {}
-        self.store.update_meta(status=result.status, finished=time.time(),
-                               tests=len(result.observations))
+        try:
+            self.store.update_meta(status=result.status, finished=time.time(),
+                                   tests=len(result.observations))
+        except StoreError as exc:
+            log.error("%s", exc)
         try:
             self.tracker.finish(result.status, metrics, params, artifacts)
         except Exception as exc:
             log.warning("could not finish the MLflow run: %s", exc)
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C so the system is stopped and the store closed cleanly."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+class _SignalGuard:
+    """While armed, SIGINT and SIGTERM raise KeyboardInterrupt once, at any phase (setup
+    included), so the system is stopped and the store closed cleanly; later signals, and
+    signals once disarmed (the session is only writing its summary), only log.
 
-    def handler(signum: int, frame: object) -> None:
+    SIGINT is installed explicitly because a process started in the background of a script
+    inherits it as *ignored*, and Ctrl-C (or ``kill -INT``) would then do nothing.
+    """
+
+    def __init__(self) -> None:
+        self.armed = True
+        self._raised = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _SignalGuard:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {sig: signal.signal(sig, self._handle)
+                              for sig in (signal.SIGINT, signal.SIGTERM)}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._previous.items():
+            signal.signal(sig, old)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        name = signal.Signals(signum).name
+        if not self.armed or self._raised:
+            log.warning("%s received: the session is already stopping", name)
+            return
+        self._raised = True
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, handler)
+
+@contextmanager
+def _exported(name: str, value: str) -> Iterator[None]:
+    """Set an environment variable for the processes started inside the block."""
+    before = os.environ.get(name)
+    os.environ[name] = value
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
