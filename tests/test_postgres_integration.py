@@ -56,7 +56,8 @@ def test_crash_then_timeout_then_recovery(tmp_path: Path) -> None:
 
         def lock() -> psycopg.Connection:
             conn = psycopg.connect(**{k: v for k, v in system.dbapi_target().items()
-                                      if k in ("host", "port", "user")}, dbname="bench")
+                                      if k in ("host", "port", "user", "password")},
+                                   dbname="bench")
             conn.execute("LOCK TABLE sbtest1 IN ACCESS EXCLUSIVE MODE")
             return conn
 

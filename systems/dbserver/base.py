@@ -9,6 +9,12 @@ Every command goes through :class:`~harness.executor.Executor` as an argument li
 file is written with ``executor.write_text``, so the same adapter can drive a remote host.
 When the harness runs as root, server processes and their files belong to the unprivileged
 server user (``postgres`` / ``mysql``).
+
+Safety: every instance gets a fresh random secret at setup, and its server accepts only
+password-authenticated TCP connections (no ``trust``, no password-less root); the instance
+folder (data, sockets, the secret file) is 0700 and owned by the server user. A server that
+ignores a clean stop for ``stop_timeout_s`` (hung, or SIGSTOPped) is killed with its whole
+process group, so no server process outlives its test.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import secrets
 import socket
 import tempfile
 import time
@@ -102,15 +109,20 @@ class ServerSystem(System):
     instance_name = "server"
 
     def __init__(self, space: Space, executor: Executor | None = None,
-                 run_as: str | None = None) -> None:
+                 run_as: str | None = None, stop_timeout_s: float = 60.0) -> None:
         super().__init__(space)
+        if not stop_timeout_s > 0:
+            raise ConfigError(f"stop_timeout_s must be positive, got {stop_timeout_s}")
         self.executor: Executor = executor or LocalExecutor()
         self.run_as = run_as if run_as is not None else (
             self.server_user if _is_root(self.executor) else None)
+        self.stop_timeout_s = float(stop_timeout_s)
         self.instance: Path | None = None
         self.port = 0
         self.config: Config = self.space.default()
         self.restore_times: list[float] = []
+        #: The instance's password (fresh per setup; hex, so it needs no quoting anywhere).
+        self.secret = ""
         self._owns_tempdir = False
 
     @property
@@ -144,6 +156,7 @@ class ServerSystem(System):
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.instance = self._instance_dir(Path(workdir))
         self.port = self.executor.free_port()
+        self.secret = secrets.token_hex(16)
         log.info("%s: creating instance in %s on %s:%d (host %s)", self.name, self.instance,
                  self.address, self.port, self.executor.host)
         self._initialise()
@@ -168,17 +181,52 @@ class ServerSystem(System):
         # remote host under the inventory's workdir.
         folder = self.executor.session_dir(workdir) / self.instance_name
         self.executor.run(["mkdir", "-p", str(folder)])
+        # 0700: the data, the unix sockets and the secret file are the server user's only
+        # (root, running the harness, still reaches them).
+        self.executor.run(["chmod", "700", str(folder)])
         if self.run_as:
             self.executor.run(["chown", f"{self.run_as}:", str(folder)])
             probe = self.as_user(["test", "-w", str(folder)], check=False)
             if not probe.ok and isinstance(self.executor, LocalExecutor):
+                # The one place outside the session's folder: a private (0700) temp folder
+                # owned by the server user, removed at teardown.
                 folder = Path(tempfile.mkdtemp(prefix=f"harness-{self.instance_name}-"))
-                os.chmod(folder, 0o755)
                 self.executor.run(["chown", f"{self.run_as}:", str(folder)])
                 self._owns_tempdir = True
                 log.info("%s: %s cannot enter %s; using %s", self.name, self.run_as, workdir,
                          folder)
         return folder
+
+    def write_secret_file(self, name: str, text: str) -> Path:
+        """A 0600 file in the instance folder (for clients that read credentials from a file
+        rather than a command line, which every local user can read in ``ps``)."""
+        path = self._require_instance() / name
+        self.executor.write_text(path, text, mode=0o600)
+        return path
+
+    def client_env(self) -> dict[str, str]:
+        """Environment for client programs (credentials that must not be on a command line)."""
+        return {}
+
+    def kill_process_group(self, pid: int) -> None:
+        """SIGKILL ``pid`` and its process group, then wait until it is gone (the last resort
+        of ``_halt`` for a server that ignored a clean stop)."""
+        group = self.executor.run(["ps", "-o", "pgid=", "-p", str(pid)], check=False)
+        pgid = group.stdout.strip()
+        log.warning("%s: pid %d ignored a clean stop for %.0fs; killing it (group %s)",
+                    self.name, pid, self.stop_timeout_s, pgid or "?")
+        if pgid.isdigit() and int(pgid) > 1:
+            self.as_user(["kill", "-KILL", "--", f"-{pgid}"], check=False, timeout_s=10)
+        self.as_user(["kill", "-KILL", str(pid)], check=False, timeout_s=10)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.pid_alive(pid):
+            time.sleep(0.05)
+
+    def pid_alive(self, pid: int) -> bool:
+        """Whether ``pid`` runs and is not a zombie."""
+        state = self.executor.run(["ps", "-o", "stat=", "-p", str(pid)], check=False)
+        stat = state.stdout.strip()
+        return state.ok and bool(stat) and not stat.startswith("Z")
 
     def reset(self) -> None:
         """Stop, then replace the data directory with a fresh copy of the snapshot."""

@@ -110,7 +110,8 @@ class SysbenchOLTP(Workload):
             raise ConfigError("the sysbench workload needs a database server system")
         self.binary = find_binary(system.executor, ["sysbench"], ["/usr/bin"], "sysbench")
         try:
-            system.executor.run(self._command(system, "prepare"), timeout_s=600)
+            system.executor.run(self._command(system, "prepare"), timeout_s=600,
+                                env=system.client_env())
         except ExecutorError as exc:
             raise WorkloadError(f"sysbench prepare failed: {exc}") from None
 
@@ -119,7 +120,7 @@ class SysbenchOLTP(Workload):
         limit = timeout_s if timeout_s is not None else self.duration_s * 3 + 60
         try:
             result = system.executor.run(self._command(system, "run"), timeout_s=limit,
-                                         check=False)
+                                         check=False, env=system.client_env())
         except CommandTimeout as exc:
             raise WorkloadTimeout(f"sysbench {self.mix} exceeded {limit:g}s and was killed",
                                   tail(exc.stdout + exc.stderr)) from None

@@ -1,19 +1,29 @@
 """The MySQL adapter: a private MariaDB (locally) or Oracle MySQL 8 server on <SUT address>:<free
-port>, configured by a ``my.cnf`` the harness writes for every test (``--defaults-file``)."""
+port>, configured by a ``my.cnf`` the harness writes for every test (``--defaults-file``).
+
+Accounts: the data directory's installer leaves password-less ``root`` accounts (MariaDB adds
+root@127.0.0.1, root@::1 and root@<hostname>). The first start therefore runs with networking
+off; over the unix socket (in the 0700 instance folder) the harness drops every account but
+root@localhost, gives it and the benchmark user the instance's fresh secret, and only then
+restarts on TCP. Clients read the secret from 0600 option files, never from a command line.
+"""
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import SystemStartError
+from harness.errors import ConfigError, SystemStartError
 from harness.executor import Executor
 from harness.machine import Machine
 from harness.space import Config, Knob, Space, Value, load_catalogue
+from harness.system import Workload
 from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
+from systems.dbserver.conftext import mycnf_value
 
 __all__ = [
     "CATALOGUE",
@@ -42,7 +52,7 @@ _SUFFIX = {"MB": "M", "kB": "K", "GB": "G"}
 _DIRS = ["/usr/sbin", "/usr/bin", "/usr/local/mysql/bin"]
 _USER = "mysql"
 DATABASE = "bench"
-BENCH_USER, BENCH_PASSWORD = "bench", "bench"
+BENCH_USER = "bench"
 
 
 def load_space(knob_set: str = "10", machine: Machine | None = None) -> Space:
@@ -53,14 +63,18 @@ def load_space(knob_set: str = "10", machine: Machine | None = None) -> Space:
 
 
 def format_value(knob: Knob, value: Value) -> str:
-    """A validated value as my.cnf wants it (K/M/G suffixes, ON/OFF)."""
+    """A validated value as my.cnf wants it (K/M/G suffixes, ON/OFF; text quoted and escaped:
+    no value can end its line or open a new option)."""
     if knob.type == "bool":
         return "ON" if value else "OFF"
     if knob.type == "int":
         return f"{int(value)}{_SUFFIX.get(knob.unit, '')}"
     if knob.type == "float":
-        return f"{float(value):.6g}"
-    return str(value)
+        number = float(value)
+        if not math.isfinite(number):
+            raise ConfigError(f"knob {knob.name!r}: {value!r} is not a finite number")
+        return f"{number:.6g}"
+    return mycnf_value(value, f"knob {knob.name!r}")
 
 
 def render_mycnf(space: Space, config: Mapping[str, Value], base: Sequence[str]) -> str:
@@ -80,8 +94,9 @@ class MySQLSystem(ServerSystem):
     instance_name = "mysql"
 
     def __init__(self, knob_set: str = "10", executor: Executor | None = None,
-                 run_as: str | None = None, space: Space | None = None) -> None:
-        super().__init__(space or load_space(knob_set), executor, run_as)
+                 run_as: str | None = None, space: Space | None = None,
+                 stop_timeout_s: float = 60.0) -> None:
+        super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
         self.knob_set = str(knob_set)
         self.bin = {
             "server": find_binary(self.executor, ["mariadbd", "mysqld"], _DIRS,
@@ -99,6 +114,8 @@ class MySQLSystem(ServerSystem):
                 self.executor, ["mariadb-install-db", "mysql_install_db"], _DIRS,
                 "mariadb-server")
         self._pid: int | None = None
+        #: True during the first start of an instance: socket only, until accounts are safe.
+        self._bootstrap = False
 
     # -- paths ------------------------------------------------------------------------------
     def log_path(self) -> Path:
@@ -115,10 +132,17 @@ class MySQLSystem(ServerSystem):
     def base_lines(self) -> list[str]:
         """Settings the adapter owns: paths, the private port, no remote access."""
         instance = self._require_instance()
-        lines = [f"datadir = {self.data_dir}", f"socket = {self.socket_path}",
-                 f"port = {self.port}", f"bind-address = {self.address}",
-                 f"pid-file = {instance / 'mysqld.pid'}", f"log-error = {self.log_path()}",
-                 "skip-name-resolve"]
+
+        def path(value: Path) -> str:
+            return mycnf_value(value, "the instance folder")
+
+        lines = [f"datadir = {path(self.data_dir)}", f"socket = {path(self.socket_path)}",
+                 f"port = {int(self.port)}",
+                 f"bind-address = {mycnf_value(self.address, 'the SUT address')}",
+                 f"pid-file = {path(instance / 'mysqld.pid')}",
+                 f"log-error = {path(self.log_path())}", "skip-name-resolve"]
+        if self._bootstrap:
+            lines.append("skip-networking")
         if not self.mariadb:
             # MySQL 8 turns on the binary log and the X plugin (port 33060) by default; both
             # off keeps it comparable to MariaDB here and avoids a fixed-port clash.
@@ -137,7 +161,15 @@ class MySQLSystem(ServerSystem):
                        f"--datadir={self.data_dir}"]
         self.as_user(command, timeout_s=300)
 
+    def setup(self, workdir: Path, workload: Workload) -> None:
+        self._bootstrap = True  # the first start listens on the socket only
+        try:
+            super().setup(workdir, workload)
+        finally:
+            self._bootstrap = False
+
     def _after_first_start(self) -> None:
+        self._secure_accounts()
         # MySQL 8 defaults to caching_sha2_password, which PyMySQL can only use with extra
         # packages or TLS; the native method works with every client here.
         auth = "IDENTIFIED BY" if self.mariadb else "IDENTIFIED WITH mysql_native_password BY"
@@ -145,8 +177,26 @@ class MySQLSystem(ServerSystem):
         # server sees; '%' admits it (the instance is private and bound to the SUT address).
         client = "127.0.0.1" if self.loopback else "%"
         self.sql(f"CREATE DATABASE {DATABASE}; "
-                 f"CREATE USER '{BENCH_USER}'@'{client}' {auth} '{BENCH_PASSWORD}'; "
+                 f"CREATE USER '{BENCH_USER}'@'{client}' {auth} '{self.secret}'; "
                  f"GRANT ALL ON {DATABASE}.* TO '{BENCH_USER}'@'{client}'")
+        self.write_secret_file("sysbench.options", f"mysql-password={self.secret}\n")
+        # now that only authenticated accounts exist, listen on TCP for the workload
+        self._bootstrap = False
+        self.apply(self.config)
+        self.start(120.0)
+
+    def _secure_accounts(self) -> None:
+        """Keep root@localhost only, with the instance's secret (over the socket, once)."""
+        accounts = self.sql("SELECT user, host FROM mysql.user", password=False)
+        drop = [f"'{user}'@'{host}'" for user, _, host in
+                (line.partition("\t") for line in accounts.splitlines())
+                if (user in ("root", "") and host != "localhost") or user == ""]
+        statements = [f"DROP USER {account}" for account in drop]
+        statements.append(f"ALTER USER 'root'@'localhost' IDENTIFIED BY '{self.secret}'")
+        self.sql("; ".join(statements), password=False)
+        socket = mycnf_value(self.socket_path, "the instance folder")
+        self.write_secret_file("client.cnf", f"[client]\nuser = root\npassword = {self.secret}\n"
+                                             f"socket = {socket}\n")
 
     def apply(self, config: Config) -> None:
         merged = {**self.space.default(), **self.space.validate(config, partial=True)}
@@ -171,6 +221,7 @@ class MySQLSystem(ServerSystem):
                 raise SystemStartError(
                     "mysqld exited during start-up with this configuration: "
                     f"{errors[0] if errors else (tail.splitlines() or ['-'])[-1]}", tail)
+            # ping answers 0 once the server accepts connections, also when access is denied
             ping = self.executor.run([self.bin["admin"], "--no-defaults",
                                       f"--socket={self.socket_path}", "-uroot",
                                       "--connect-timeout=2", "ping"], check=False, timeout_s=10)
@@ -188,33 +239,36 @@ class MySQLSystem(ServerSystem):
         if pid is None:
             return
         self.as_user(["kill", "-TERM", str(pid)], check=False, timeout_s=10)
-        deadline = time.monotonic() + 120  # a clean InnoDB shutdown flushes the buffer pool
+        # a clean InnoDB shutdown flushes the buffer pool: give it stop_timeout_s
+        deadline = time.monotonic() + self.stop_timeout_s
         while time.monotonic() < deadline and self._alive(pid):
             time.sleep(0.05)
         if self._alive(pid):
-            log.warning("mysqld %d ignored SIGTERM for 120s; killing it", pid)
-            self.as_user(["kill", "-KILL", str(pid)], check=False, timeout_s=10)
+            self.kill_process_group(pid)
         self._pid = None
 
     def _running(self) -> bool:
         return self._pid is not None and self._alive(self._pid)
 
     # -- clients ------------------------------------------------------------------------------
-    def sql(self, statements: str) -> str:
-        """Run SQL as root over the private socket and return the tab-separated output."""
-        result = self.executor.run([self.bin["client"], "--no-defaults",
-                                    f"--socket={self.socket_path}", "-uroot", "-N", "-B",
-                                    "-e", statements], timeout_s=120)
+    def sql(self, statements: str, password: bool = True) -> str:
+        """Run SQL as root over the private socket and return the tab-separated output
+        (``password=False`` only while the fresh instance's root has none yet)."""
+        options = (["--no-defaults", f"--socket={self.socket_path}", "-uroot"] if not password
+                   else [f"--defaults-file={self._require_instance() / 'client.cnf'}"])
+        result = self.executor.run([self.bin["client"], *options, "-N", "-B", "-e", statements],
+                                   timeout_s=120)
         return str(result.stdout).strip()
 
     def dbapi_target(self) -> dict[str, Any]:
         return {"dialect": "mysql", "host": self.address, "port": self.port, "user": BENCH_USER,
-                "password": BENCH_PASSWORD, "database": DATABASE}
+                "password": self.secret, "database": DATABASE}
 
     def sysbench_args(self) -> list[str]:
+        options = self._require_instance() / "sysbench.options"
         return ["--db-driver=mysql", f"--mysql-host={self.address}", f"--mysql-port={self.port}",
-                f"--mysql-user={BENCH_USER}", f"--mysql-password={BENCH_PASSWORD}",
-                f"--mysql-db={DATABASE}"]
+                f"--mysql-user={BENCH_USER}", f"--mysql-db={DATABASE}",
+                f"--config-file={options}"]
 
     def describe(self) -> dict[str, str]:
         return {**super().describe(), "knob_set": self.knob_set, "version": self.version}

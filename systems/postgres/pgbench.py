@@ -89,7 +89,8 @@ class PgBench(Workload):
             raise ConfigError("the pgbench workload runs only on system=postgres")
         try:
             system.executor.run([system.bin["pgbench"], *system.pgbench_args(), "-i", "-q",
-                                 "-s", str(self.scale), DATABASE], timeout_s=1800)
+                                 "-s", str(self.scale), DATABASE], timeout_s=1800,
+                                env=system.client_env())
         except ExecutorError as exc:
             raise WorkloadError(f"pgbench -i failed: {exc}") from None
 
@@ -105,7 +106,8 @@ class PgBench(Workload):
                                   sampling_rate=self.sampling_rate,
                                   log_prefix=str(logs / "pgbench_log"))
         try:
-            result = executor.run(command, timeout_s=limit, check=False, cwd=str(logs))
+            result = executor.run(command, timeout_s=limit, check=False, cwd=str(logs),
+                                  env=system.client_env())
         except CommandTimeout as exc:
             raise WorkloadTimeout(f"pgbench exceeded {limit:g}s and was killed",
                                   tail(exc.stdout + exc.stderr)) from None

@@ -1,19 +1,27 @@
 """The PostgreSQL adapter: a private cluster (initdb) on <SUT address>:<free port>, tuned through a
-``tuning.conf`` that ``postgresql.conf`` includes with ``include_if_exists``."""
+``tuning.conf`` that ``postgresql.conf`` includes with ``include_if_exists``.
+
+Every connection, local socket included, authenticates with SCRAM against the instance's
+fresh secret (``initdb -A scram-sha-256``): a local user who finds the port cannot log in as
+the superuser (and run programs as ``postgres``). Clients get the secret through
+``PGPASSWORD`` in their environment or a 0600 options file, never on a command line.
+"""
 
 from __future__ import annotations
 
 import glob
 import logging
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import SystemStartError
+from harness.errors import ConfigError, ExecutorError, SystemStartError
 from harness.executor import CommandTimeout, Executor
 from harness.machine import Machine
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
+from systems.dbserver.conftext import pg_string
 
 __all__ = [
     "CATALOGUE",
@@ -52,14 +60,18 @@ def load_space(knob_set: str = "10", machine: Machine | None = None) -> Space:
 
 
 def format_value(knob: Knob, value: Value) -> str:
-    """A validated value as postgresql.conf wants it (units as suffixes, strings quoted)."""
+    """A validated value as postgresql.conf wants it (units as suffixes, strings quoted and
+    escaped: no value can end its line or open a new directive)."""
     if knob.type == "bool":
         return "on" if value else "off"
     if knob.type == "enum":
-        return f"'{value}'"
+        return pg_string(value, f"knob {knob.name!r}")
     if knob.type == "int":
         return f"'{int(value)}{knob.unit}'" if knob.unit in _PG_UNITS else str(int(value))
-    return f"{float(value):.6g}"
+    number = float(value)
+    if not math.isfinite(number):
+        raise ConfigError(f"knob {knob.name!r}: {value!r} is not a finite number")
+    return f"{number:.6g}"
 
 
 def render_tuning_conf(space: Space, config: Mapping[str, Value]) -> str:
@@ -78,8 +90,9 @@ class PostgresSystem(ServerSystem):
     instance_name = "postgres"
 
     def __init__(self, knob_set: str = "10", executor: Executor | None = None,
-                 run_as: str | None = None, space: Space | None = None) -> None:
-        super().__init__(space or load_space(knob_set), executor, run_as)
+                 run_as: str | None = None, space: Space | None = None,
+                 stop_timeout_s: float = 60.0) -> None:
+        super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
         self.knob_set = str(knob_set)
         package = "postgresql"
         # Debian ships initdb, pg_ctl and pgbench in postgresql-<major>, psql in the client.
@@ -99,22 +112,33 @@ class PostgresSystem(ServerSystem):
     # -- lifecycle ----------------------------------------------------------------------------
     def _initialise(self) -> None:
         self.as_user(["rm", "-rf", str(self.data_dir)])
-        self.as_user([self.bin["initdb"], "-D", str(self.data_dir), "-U", _USER, "--auth=trust",
-                      "-E", "UTF8", "--no-sync"], timeout_s=120)
+        pwfile = self.write_secret_file("initdb.pw", self.secret + "\n")
+        if self.run_as:
+            self.executor.run(["chown", f"{self.run_as}:", str(pwfile)])
+        try:
+            self.as_user([self.bin["initdb"], "-D", str(self.data_dir), "-U", _USER,
+                          "--auth=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8",
+                          "--no-sync"], timeout_s=120)
+        finally:
+            self.executor.run(["rm", "-f", str(pwfile)], check=False)
         conf = self.data_dir / "postgresql.conf"
         base = self.executor.read_text(conf)
         base += ("\n# added by the harness: private instance, tuned via tuning.conf\n"
-                 f"listen_addresses = '{self.address}'\n"
-                 f"port = {self.port}\n"
-                 f"unix_socket_directories = '{self.instance}'\n"
-                 f"include_if_exists = '{self.tuning_path}'\n")
+                 f"listen_addresses = {pg_string(self.address, 'the SUT address')}\n"
+                 f"port = {int(self.port)}\n"
+                 "unix_socket_directories = "
+                 f"{pg_string(self.instance, 'the instance folder')}\n"
+                 "unix_socket_permissions = 0700\n"
+                 f"include_if_exists = {pg_string(self.tuning_path, 'the instance folder')}\n")
         self.executor.write_text(conf, base)
         if not self.loopback:
-            # initdb trusts loopback only; the load host connects over the SUT's network.
+            # initdb admits loopback only; the load host connects over the SUT's network,
+            # with the password like everyone else.
             hba = self.data_dir / "pg_hba.conf"
             self.executor.write_text(hba, self.executor.read_text(hba) +
                                      "\n# added by the harness (remote SUT)\n"
-                                     "host all all samenet trust\n")
+                                     "host all all samenet scram-sha-256\n")
+        self.write_secret_file("sysbench.options", f"pgsql-password={self.secret}\n")
 
     def _after_first_start(self) -> None:
         self.psql(f"CREATE DATABASE {DATABASE}", database="postgres")
@@ -147,8 +171,22 @@ class PostgresSystem(ServerSystem):
                 tail)
 
     def _halt(self) -> None:
+        pid = self._postmaster_pid()
+        grace = self.stop_timeout_s
         self.as_user([self.bin["pg_ctl"], "-D", str(self.data_dir), "-m", "fast", "-w",
-                      "-t", "60", "stop"], check=False, timeout_s=90)
+                      "-t", str(max(1, int(grace))), "stop"], check=False, timeout_s=grace + 30)
+        if pid is not None and self.pid_alive(pid):
+            # hung or SIGSTOPped: pg_ctl gave up, and a surviving postmaster would hold the
+            # port and make the next test fail as if its configuration had crashed
+            self.kill_process_group(pid)
+
+    def _postmaster_pid(self) -> int | None:
+        """The postmaster's PID from postmaster.pid (its first line), if readable."""
+        try:
+            first = self.executor.read_text(self.data_dir / "postmaster.pid").split("\n")[0]
+        except ExecutorError:
+            return None
+        return int(first) if first.strip().isdigit() else None
 
     def _running(self) -> bool:
         if not self.executor.exists(self.data_dir / "postmaster.pid"):
@@ -162,16 +200,21 @@ class PostgresSystem(ServerSystem):
         """Run one SQL command as the superuser and return its unaligned output."""
         result = self.executor.run([self.bin["psql"], "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1",
                                     "-h", self.address, "-p", str(self.port), "-U", _USER,
-                                    "-d", database, "-c", sql], timeout_s=120)
+                                    "-d", database, "-c", sql], timeout_s=120,
+                                   env=self.client_env())
         return str(result.stdout).strip()
+
+    def client_env(self) -> dict[str, str]:
+        return {"PGPASSWORD": self.secret}
 
     def dbapi_target(self) -> dict[str, Any]:
         return {"dialect": "postgres", "host": self.address, "port": self.port, "user": _USER,
-                "password": "", "database": DATABASE}
+                "password": self.secret, "database": DATABASE}
 
     def sysbench_args(self) -> list[str]:
+        options = self._require_instance() / "sysbench.options"
         return ["--db-driver=pgsql", f"--pgsql-host={self.address}", f"--pgsql-port={self.port}",
-                f"--pgsql-user={_USER}", f"--pgsql-db={DATABASE}"]
+                f"--pgsql-user={_USER}", f"--pgsql-db={DATABASE}", f"--config-file={options}"]
 
     def pgbench_args(self) -> list[str]:
         """Connection options for pgbench (the database name goes last on its command line)."""
