@@ -58,9 +58,13 @@ class ExecutorError(HarnessError):
     """A command could not be run on a host (connection refused, missing binary, ...)."""
 
 
-class HostUnreachable(ExecutorError):
+class HostUnreachable(HarnessError):
     """A remote host cannot be reached (any more): the session stops at once and keeps its
-    finished tests, rather than recording the lost test as a crash of its configuration."""
+    finished tests, rather than recording the lost test as a crash of its configuration.
+
+    Deliberately *not* an :class:`ExecutorError`: adapters catch ExecutorError to read "the
+    command failed" (a missing pid file, a server that refused to start), and a lost host
+    must never be mistaken for that."""
 
 
 class SessionAborted(HarnessError):

@@ -9,7 +9,7 @@ from typing import Any
 
 from hydra.utils import get_class
 
-from harness.errors import ConfigError, ExecutorError
+from harness.errors import ConfigError, ExecutorError, HostUnreachable
 from harness.executor import LocalExecutor
 from harness.remote.cluster import Cluster
 from harness.remote.inventory import Inventory
@@ -29,7 +29,7 @@ def connect_inventory(inventory: Inventory) -> Cluster:
             round_trip = executor.check_reachable()
             log.info("host %s (%s) reachable, round trip %.2fs", name, executor.spec.target,
                      round_trip)
-    except ExecutorError as exc:
+    except (ExecutorError, HostUnreachable) as exc:
         for executor in executors.values():
             executor.close()
         raise ConfigError(f"inventory {inventory.name!r}: {exc}") from None
@@ -70,5 +70,5 @@ def remove_remote_workdirs(system: Any, local_workdir: Path) -> None:
         folder = node.session_dir(local_workdir)
         try:
             node.run(["rm", "-rf", str(folder)], timeout_s=300)
-        except ExecutorError as exc:
+        except (ExecutorError, HostUnreachable) as exc:
             log.warning("could not remove %s on %s: %s", folder, node.host, exc)

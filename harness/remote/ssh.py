@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ExecutorError, HostUnreachable
+from harness.errors import ExecutorError, HarnessError, HostUnreachable
 from harness.executor import CommandResult, CommandTimeout, Executor
 from harness.remote.inventory import Host
 
@@ -151,6 +151,12 @@ class SSHExecutor(Executor):
         started = time.perf_counter()
         result = self._invoke(line, argv, timeout_s, input_text)
         duration = time.perf_counter() - started
+        if result.exited is None or result.exited < 0:
+            # The channel closed without an exit status: the connection was lost while the
+            # command ran. Not the configuration's fault, and not safe to rerun blindly.
+            self.close()
+            raise HostUnreachable(f"on {self.host} ({self.spec.target}): the connection was "
+                                  f"lost while `{shlex.join(argv)}` ran")
         outcome = CommandResult(self.host, argv, result.exited, result.stdout, result.stderr,
                                 duration)
         if timeout_s is not None and result.exited in _TIMEOUT_CODES:
@@ -205,8 +211,7 @@ class SSHExecutor(Executor):
             try:
                 connection.put(io.BytesIO(text.encode()), remote=str(temporary))
             except Exception as exc:
-                raise ExecutorError(f"on {self.host}: cannot write {target}: "
-                                    f"{str(exc) or type(exc).__name__}") from None
+                raise self._file_error(exc, f"cannot write {target}") from None
         self.run(["chmod", f"{mode:o}", str(temporary)])
         self.run(["mv", "-f", str(temporary), str(target)])
 
@@ -217,9 +222,18 @@ class SSHExecutor(Executor):
             try:
                 connection.get(str(path), local=buffer)
             except Exception as exc:
-                raise ExecutorError(f"on {self.host}: cannot read {path}: "
-                                    f"{str(exc) or type(exc).__name__}") from None
+                raise self._file_error(exc, f"cannot read {path}") from None
         return buffer.getvalue().decode(errors="replace")
+
+    def _file_error(self, exc: BaseException, what: str) -> HarnessError:
+        """A missing file is the command's business (ExecutorError); a dead link is not."""
+        detail = f"on {self.host}: {what}: {str(exc) or type(exc).__name__}"
+        connection = self._connection
+        alive = connection is not None and connection.is_connected
+        if alive or not _is_transport_error(exc):
+            return ExecutorError(detail)
+        self.close()
+        return HostUnreachable(f"{detail} (connection lost)")
 
     def exists(self, path: str | Path) -> bool:
         return self.run(["test", "-e", str(path)], check=False).ok
