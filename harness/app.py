@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -43,6 +44,9 @@ def _progress(total: int, initial: int, enabled: bool, unit: str) -> Any:
 
 def run(cfg: DictConfig) -> float | None:
     """Build and run one session; return the best objective value (for sweepers)."""
+    if _STOP.is_set():  # a sweep was interrupted: the jobs still queued do not start
+        log.warning("sweep interrupted: not starting this job")
+        return None
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     session = build_session(cfg, overrides)
     done = len(session.store.load())
@@ -57,6 +61,8 @@ def run(cfg: DictConfig) -> float | None:
     finally:
         bar.close()
     print(summary(result))
+    if result.status == "INTERRUPTED":
+        _STOP.set()
     if result.status == "FINISHED" and not session.options.keep_workdir:
         session.remove_workdir()
     if not _multirun() and result.status in EXIT_CODES:
@@ -79,22 +85,63 @@ def _hydra_main(cfg: DictConfig) -> float | None:
         sys.exit(2)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+class _Stop:
+    """Ctrl-C outside a session: in a single run it interrupts at once; in a sweep the first
+    one stops the sweep gracefully — it is forwarded to the launcher's workers, whose running
+    sessions stop and record INTERRUPTED, and queued jobs are skipped — the second forces."""
+
+    def __init__(self) -> None:
+        self._set = False
+        self.sweep = False
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+
+    def handle(self, signum: int, frame: object) -> None:
+        if not self.sweep or self._set:
+            raise KeyboardInterrupt
+        self._set = True
+        print("stopping the sweep: running sessions stop and keep their tests "
+              "(Ctrl-C again to force)", file=sys.stderr)
+        for child in _children():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signum)
+
+
+_STOP = _Stop()
+
+
+def _children() -> list[int]:
+    """PIDs whose parent is this process (the sweep launcher's workers)."""
+    mine, found = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == mine:
+                found.append(int(entry.name))
+    return found
 
 
 def main() -> None:
     """``python -m harness``: private files, Ctrl-C that always works, and exit codes."""
     # Results, logs and secrets are the user's: nothing we create is readable by others.
     os.umask(0o077)
-    # A process started in the background of a script inherits SIGINT as ignored; a session
-    # must still stop on it (the session itself turns it into an orderly stop).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
+    _STOP.sweep = any(a in ("-m", "--multirun") for a in sys.argv[1:])
+    # Installed explicitly: a process started in the background of a script inherits SIGINT
+    # as ignored, and a session must still stop on it (each session installs its own
+    # handler while it runs; this one covers the time between sessions).
+    signal.signal(signal.SIGINT, _STOP.handle)
+    signal.signal(signal.SIGTERM, _STOP.handle)
     try:
         _hydra_main()
     except KeyboardInterrupt:
-        # Ctrl-C between sessions or in a sweep's launcher: each session already stopped
-        # its system and recorded its status.
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    if _STOP.is_set():
+        sys.exit(130)  # a sweep stopped by Ctrl-C: its sessions are INTERRUPTED

@@ -230,7 +230,8 @@ def _atomic_write(path: Path, text: str) -> None:
 
     At every instant ``path`` holds either its old or its new content (never a prefix).
     """
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # One fixed name: a write killed half-way leaves a temporary file the next write reuses.
+    temporary = path.with_name(f".{path.name}.tmp")
     try:
         with open(temporary, "w", encoding="utf-8") as handle:
             os.fchmod(handle.fileno(), 0o600)

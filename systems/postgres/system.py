@@ -111,6 +111,13 @@ class PostgresSystem(ServerSystem):
 
     # -- lifecycle ----------------------------------------------------------------------------
     def _initialise(self) -> None:
+        # pg_ctl starts the server through /bin/sh with the data and log paths inside double
+        # quotes, where ", $, ` and \ keep their meaning: such a path would be evaluated.
+        unsafe = sorted(set('"$`\\') & set(str(self.instance)))
+        if unsafe:
+            raise ConfigError(f"postgres: the instance folder {self.instance} contains "
+                              f"{' '.join(unsafe)}, which pg_ctl would pass to a shell; use a "
+                              "results_dir (or host workdir) without them")
         self.as_user(["rm", "-rf", str(self.data_dir)])
         pwfile = self.write_secret_file("initdb.pw", self.secret + "\n")
         if self.run_as:
