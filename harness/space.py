@@ -5,11 +5,18 @@ hypercube ``[0, 1]^d``; :class:`Space` converts in both directions, samples it, 
 user-supplied values with messages that name the knob, the value and the allowed range.
 
 Knob catalogues are YAML data files next to each system adapter (see :func:`load_catalogue`).
+
+Knob values end up in configuration files and command lines that other programs parse, so a
+knob definition is checked for text that could start a new directive there (issue 15): every
+enum choice is a single line of printable characters, and the choices of catalogue knobs
+(``strict``) match :data:`SAFE_CHOICE`. Overrides (``+system.ranges...``) rebuild the knob, so
+they pass the same checks; configuration values are only ever one of the checked choices.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,11 +27,22 @@ import yaml
 
 from harness.errors import KnobError
 
-__all__ = ["Config", "Knob", "KnobType", "Space", "Value", "load_catalogue"]
+__all__ = ["SAFE_CHOICE", "Config", "Knob", "KnobType", "Space", "Value", "load_catalogue"]
 
 KnobType = Literal["int", "float", "bool", "enum"]
 Value = int | float | bool | str
 Config = dict[str, Value]
+
+#: What an enum choice of a catalogue knob may look like. Catalogue knobs belong to real systems
+#: whose renderers write the choice verbatim (or mapped) into my.cnf, postgresql.conf,
+#: server.xml, site XML, cassandra.yaml, PRAGMAs and command lines, so a choice holds no
+#: whitespace, quote, comment sign (``#`` ``;``), shell or XML metacharacter, and does not start
+#: like an option or a path (``-`` ``/`` ``.``). ``=`` and ``,`` stay for flag lists such as
+#: MySQL's ``optimizer_switch`` (``index_merge=on,mrr=off``); every choice in the repository's
+#: catalogues is far inside this. Knobs inferred from data tables (``systems/dataset``) are not
+#: strict: a surrogate renders nothing, and real categorical cells ("read committed") have
+#: spaces; they still get the single-line, printable check every choice gets.
+SAFE_CHOICE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:+/,=-]*")
 
 
 @dataclass(frozen=True)
@@ -46,14 +64,24 @@ class Knob:
     unit: str = ""
     restart: bool = True
     description: str = ""
+    #: Enum choices must match :data:`SAFE_CHOICE` (set for catalogue knobs, whose values are
+    #: rendered into files and command lines). Not part of equality: it restricts, not defines.
+    strict: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         where = f"knob {self.name!r}"
+        if not isinstance(self.name, str) or not self.name or not self.name.isprintable():
+            raise KnobError(f"knob {self.name!r}: a knob name is one line of printable text")
         if self.type not in ("int", "float", "bool", "enum"):
             raise KnobError(f"{where}: unknown type {self.type!r} (use int, float, bool or enum)")
+        if not isinstance(self.log, bool | np.bool_):
+            raise KnobError(f"{where}: log must be true or false, got {self.log!r}")
         if self.type in ("int", "float"):
             if self.low is None or self.high is None:
                 raise KnobError(f"{where}: a {self.type} knob needs 'min' and 'max'")
+            for key, bound in (("min", self.low), ("max", self.high)):
+                if not _is_number(bound) or not math.isfinite(float(bound)):  # type: ignore[arg-type]
+                    raise KnobError(f"{where}: {key} {bound!r} is not a finite number")
             if not self.low < self.high:
                 raise KnobError(f"{where}: min {self.low} must be below max {self.high}")
             if self.log and self.low <= 0:
@@ -62,6 +90,8 @@ class Knob:
             raise KnobError(f"{where}: an enum knob needs at least two values")
         if self.type != "enum" and self.values:
             raise KnobError(f"{where}: only enum knobs take 'values'")
+        for choice in self.values:
+            _check_choice(self, choice)
         self.check(self.default, what="default")
 
     # -- validation -------------------------------------------------------------------------
@@ -135,6 +165,37 @@ class Knob:
         if self.log:
             return (math.log(number) - math.log(low)) / (math.log(high) - math.log(low))
         return (number - low) / (high - low)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    )
+
+
+def _check_choice(knob: Knob, choice: Any) -> None:
+    """Refuse an enum choice that a renderer could not write safely (see SAFE_CHOICE)."""
+    where = f"knob {knob.name!r}: enum choice {choice!r}"
+    if isinstance(choice, bool | np.bool_):
+        return
+    if _is_number(choice):
+        if not math.isfinite(float(choice)):
+            raise KnobError(f"{where} is not a finite number")
+        return
+    if not isinstance(choice, str):
+        raise KnobError(f"{where} must be a string, a number or a boolean")
+    if not choice or not choice.isprintable():
+        # isprintable() is False for newlines, tabs, NUL and Unicode line separators: each
+        # would end the line of a config file and let the rest start a new directive.
+        raise KnobError(
+            f"{where} is not one line of printable text; remove the newline or control character"
+        )
+    if knob.strict and not SAFE_CHOICE.fullmatch(choice):
+        raise KnobError(
+            f"{where} may not be written into a config file or command line: "
+            "use letters, digits and _ . : + / , = - only (starting with a letter, "
+            "digit or _)"
+        )
 
 
 def _fmt(number: float | None) -> str:
@@ -238,16 +299,28 @@ class Space:
     def with_overrides(self, overrides: Mapping[str, Mapping[str, Any]]) -> Space:
         """Narrow ranges or change defaults, e.g. ``{"cache_size": {"max": 4096}}``."""
         knobs = list(self.knobs)
-        allowed = {"min": "low", "max": "high", "default": "default", "log": "log",
-                   "values": "values"}
+        allowed = {
+            "min": "low",
+            "max": "high",
+            "default": "default",
+            "log": "log",
+            "values": "values",
+        }
         for name, changes in overrides.items():
             knob = self[name]
             kwargs: dict[str, Any] = {}
             for key, value in changes.items():
                 if key not in allowed:
-                    raise KnobError(f"knob {name!r}: cannot override {key!r}; "
-                                    f"use one of {', '.join(allowed)}")
+                    raise KnobError(
+                        f"knob {name!r}: cannot override {key!r}; use one of {', '.join(allowed)}"
+                    )
+                if key == "values" and (
+                    isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable)
+                ):
+                    raise KnobError(f"knob {name!r}: values must be a list, got {value!r}")
                 kwargs[allowed[key]] = tuple(value) if key == "values" else value
+            # replace() runs Knob.__post_init__ again, so overridden choices, bounds and
+            # defaults pass every check a catalogue entry does (and keep the knob's strictness).
             knobs[self._index[name]] = replace(knob, **kwargs)
         return Space(tuple(knobs))
 
@@ -256,8 +329,9 @@ def _nearest(knob: Knob, value: Any) -> Any:
     if knob.type == "enum":
         if any(value == v or str(value) == str(v) for v in knob.values):
             return value
-        numeric = [v for v in knob.values
-                   if isinstance(v, int | float) and not isinstance(v, bool)]
+        numeric = [
+            v for v in knob.values if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
         if numeric and isinstance(value, int | float) and not isinstance(value, bool):
             return min(numeric, key=lambda v: abs(float(v) - float(value)))
         return value  # validate() then names the allowed values
@@ -267,10 +341,21 @@ def _nearest(knob: Knob, value: Any) -> Any:
     return round(number) if knob.type == "int" else number
 
 
-def knob_from_dict(entry: Mapping[str, Any]) -> Knob:
-    """Build a :class:`Knob` from one catalogue entry (keys: name, type, min, max, ...)."""
-    known = {"name", "type", "default", "min", "max", "values", "log", "unit", "restart",
-             "description"}
+def knob_from_dict(entry: Mapping[str, Any], strict: bool = False) -> Knob:
+    """Build a :class:`Knob` from one catalogue entry (keys: name, type, min, max, ...);
+    ``strict`` restricts enum choices to :data:`SAFE_CHOICE`."""
+    known = {
+        "name",
+        "type",
+        "default",
+        "min",
+        "max",
+        "values",
+        "log",
+        "unit",
+        "restart",
+        "description",
+    }
     name = entry.get("name", "?")
     extra = set(entry) - known
     if extra:
@@ -287,6 +372,7 @@ def knob_from_dict(entry: Mapping[str, Any]) -> Knob:
             unit=str(entry.get("unit", "")),
             restart=bool(entry.get("restart", True)),
             description=str(entry.get("description", "")),
+            strict=strict,
         )
     except KeyError as missing:
         raise KnobError(f"knob {name!r}: missing field {missing}") from None
@@ -296,14 +382,14 @@ def load_catalogue(path: str | Path, knob_set: str | None = None) -> Space:
     """Read a knob catalogue YAML: ``knobs: [...]`` and optional ``sets: {name: [knobs]}``.
 
     ``knob_set`` picks a named subset (e.g. ``"10"`` for the paper's 10-knob experiments);
-    ``None`` or ``"all"`` takes every knob.
+    ``None`` or ``"all"`` takes every knob. Catalogue knobs are ``strict`` (see SAFE_CHOICE).
     """
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise KnobError(f"cannot read knob catalogue {path}: {exc}") from None
-    space = Space(tuple(knob_from_dict(entry) for entry in data.get("knobs", [])))
+    space = Space(tuple(knob_from_dict(entry, strict=True) for entry in data.get("knobs", [])))
     if knob_set in (None, "all"):
         return space
     sets = data.get("sets", {})

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from harness.errors import ConfigError
+from systems.java_text import jvm_options
 
 __all__ = [
     "FAILURE_MARKERS",
@@ -36,19 +37,28 @@ _PATH = re.compile(r"/[A-Za-z0-9_./+@%:-]*")
 _HOST = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:%-]*")
 _RING_ROW = re.compile(r"^([UD][NLJM])\s+(\S+)\s")
 # Lines of system.log or of the launcher's output that mean the node will not come up.
-FAILURE_MARKERS = ("Exception encountered during startup", "Fatal configuration error",
-                   "Invalid yaml", "Could not create the Java Virtual Machine",
-                   "Error occurred during initialization of VM", "Unrecognized VM option",
-                   "please set or unset", "Please set or unset", "It is not recommended to set "
-                   "-Xmn with the G1", "Cannot start node if snitch's")
+FAILURE_MARKERS = (
+    "Exception encountered during startup",
+    "Fatal configuration error",
+    "Invalid yaml",
+    "Could not create the Java Virtual Machine",
+    "Error occurred during initialization of VM",
+    "Unrecognized VM option",
+    "please set or unset",
+    "Please set or unset",
+    "It is not recommended to set -Xmn with the G1",
+    "Cannot start node if snitch's",
+)
 
 
 def check_path(value: str, key: str) -> str:
     """``value`` if it is an absolute path of shell-inert characters, else a ConfigError."""
     text = str(value)
     if not _PATH.fullmatch(text) or "/../" in f"{text}/":
-        raise ConfigError(f"{key}={text!r}: use an absolute path of letters, digits and "
-                          "_ . / + @ % : - only (it passes through Cassandra's shell scripts)")
+        raise ConfigError(
+            f"{key}={text!r}: use an absolute path of letters, digits and "
+            "_ . / + @ % : - only (it passes through Cassandra's shell scripts)"
+        )
     return text
 
 
@@ -116,15 +126,20 @@ class NodePaths:
 
 
 def _env(install_dir: str, paths: NodePaths, java_home: str | None) -> list[str]:
-    env = ["env", f"CASSANDRA_HOME={install_dir}", f"CASSANDRA_CONF={paths.conf}",
-           f"CASSANDRA_LOG_DIR={paths.logs}"]
+    env = [
+        "env",
+        f"CASSANDRA_HOME={install_dir}",
+        f"CASSANDRA_CONF={paths.conf}",
+        f"CASSANDRA_LOG_DIR={paths.logs}",
+    ]
     if java_home:
         env.append(f"JAVA_HOME={java_home}")
     return env
 
 
-def start_command(install_dir: str, paths: NodePaths, java_home: str | None = None,
-                  extra_jvm_opts: str = "") -> list[str]:
+def start_command(
+    install_dir: str, paths: NodePaths, java_home: str | None = None, extra_jvm_opts: str = ""
+) -> list[str]:
     """``bin/cassandra -p <pidfile>`` with our conf and log folders.
 
     bin/cassandra forks the JVM and returns; the JVM inherits stdout, so the launcher's output
@@ -132,31 +147,63 @@ def start_command(install_dir: str, paths: NodePaths, java_home: str | None = No
     part of the script) and the command returns as soon as bin/cassandra does.
     """
     install = check_path(install_dir, "system.adapter.install_dir")
-    env = _env(install, paths, check_path(java_home, "system.adapter.java_home")
-               if java_home else None)
-    if extra_jvm_opts:  # cassandra-env.sh appends $JVM_EXTRA_OPTS (word-split on purpose)
-        env.append(f"JVM_EXTRA_OPTS={extra_jvm_opts}")
-    return ["sh", "-c", 'exec "$@" > "$0" 2>&1 < /dev/null', paths.stdout_log, *env,
-            f"{install}/bin/cassandra", "-p", paths.pid_file]
+    env = _env(
+        install, paths, check_path(java_home, "system.adapter.java_home") if java_home else None
+    )
+    # cassandra-env.sh appends $JVM_EXTRA_OPTS and bin/cassandra expands it unquoted (word
+    # splitting and globbing on purpose), so each option is checked to be shell-inert.
+    options = jvm_options(extra_jvm_opts, "system.adapter.extra_jvm_opts", shell_inert=True)
+    if options:
+        env.append(f"JVM_EXTRA_OPTS={' '.join(options)}")
+    return [
+        "sh",
+        "-c",
+        'exec "$@" > "$0" 2>&1 < /dev/null',
+        paths.stdout_log,
+        *env,
+        f"{install}/bin/cassandra",
+        "-p",
+        paths.pid_file,
+    ]
 
 
-def nodetool_command(install_dir: str, paths: NodePaths, *args: str, jmx_host: str = "127.0.0.1",
-                     jmx_port: int = 7199, java_home: str | None = None) -> list[str]:
+def nodetool_command(
+    install_dir: str,
+    paths: NodePaths,
+    *args: str,
+    jmx_host: str = "127.0.0.1",
+    jmx_port: int = 7199,
+    java_home: str | None = None,
+) -> list[str]:
     """``nodetool -h <jmx_host> -p <port> <args>`` with CASSANDRA_CONF set (nodetool reads
     cassandra-env.sh from it). 4.1 binds JMX to localhost only (LOCAL_JMX=yes), so nodetool
     runs on the node itself and asks 127.0.0.1."""
     install = check_path(install_dir, "system.adapter.install_dir")
     host = check_host(jmx_host, "system.adapter.jmx_host")
-    return [*_env(install, paths, java_home), f"{install}/bin/nodetool", "-h", host, "-p",
-            str(int(jmx_port)), *args]
+    return [
+        *_env(install, paths, java_home),
+        f"{install}/bin/nodetool",
+        "-h",
+        host,
+        "-p",
+        str(int(jmx_port)),
+        *args,
+    ]
 
 
-def cqlsh_command(install_dir: str, host: str, port: int, statements: str,
-                  timeout_s: int = 60) -> list[str]:
+def cqlsh_command(
+    install_dir: str, host: str, port: int, statements: str, timeout_s: int = 60
+) -> list[str]:
     """``cqlsh <host> <port> -e <statements>`` (the statements are one argument)."""
     install = check_path(install_dir, "system.adapter.install_dir")
-    return [f"{install}/bin/cqlsh", check_host(host, "SUT address"), str(int(port)),
-            f"--request-timeout={int(timeout_s)}", "-e", statements]
+    return [
+        f"{install}/bin/cqlsh",
+        check_host(host, "SUT address"),
+        str(int(port)),
+        f"--request-timeout={int(timeout_s)}",
+        "-e",
+        statements,
+    ]
 
 
 def alive_command(pid: int) -> list[str]:
@@ -176,9 +223,11 @@ def snapshot_commands(paths: NodePaths) -> list[list[str]]:
 def reset_commands(paths: NodePaths) -> list[list[str]]:
     """Restore the loaded data set exactly: empty commitlog, caches and hints (the snapshot was
     taken after ``nodetool drain``, so nothing is lost), then a fresh copy of the data."""
-    return [["rm", "-rf", *paths.state_dirs()],
-            ["mkdir", "-p", paths.commitlog, paths.saved_caches, paths.hints],
-            ["cp", "-a", paths.pristine, paths.data]]
+    return [
+        ["rm", "-rf", *paths.state_dirs()],
+        ["mkdir", "-p", paths.commitlog, paths.saved_caches, paths.hints],
+        ["cp", "-a", paths.pristine, paths.data],
+    ]
 
 
 @dataclass(frozen=True)
@@ -199,8 +248,9 @@ def parse_nodetool_status(text: str) -> list[RingMember]:
     return members
 
 
-def ring_problem(members: list[RingMember], expected: int,
-                 addresses: tuple[str, ...] = ()) -> str | None:
+def ring_problem(
+    members: list[RingMember], expected: int, addresses: tuple[str, ...] = ()
+) -> str | None:
     """None when exactly ``expected`` nodes are all Up/Normal (and, if given, have exactly
     ``addresses``); otherwise what is wrong, for the error message."""
     if not members:
@@ -212,8 +262,10 @@ def ring_problem(members: list[RingMember], expected: int,
         return f"{len(members)} node(s) in the ring, expected {expected}"
     seen = {m.address for m in members}
     if addresses and seen != set(addresses):
-        return (f"ring addresses {', '.join(sorted(seen))} differ from the inventory's "
-                f"{', '.join(sorted(addresses))}")
+        return (
+            f"ring addresses {', '.join(sorted(seen))} differ from the inventory's "
+            f"{', '.join(sorted(addresses))}"
+        )
     return None
 
 

@@ -12,6 +12,11 @@ The JVM options files are the install's own (``conf/jvm-server.options`` for the
 ``conf/jvm8-server.options``/``jvm11-server.options`` for the collector): lines the harness
 manages are commented out and the harness's flags are appended after a marker line, so rendering
 is idempotent and every other option Cassandra ships (JPMS exports, etc.) is kept.
+
+No value is pasted into YAML text: PyYAML's dumper quotes and escapes every string (``: ``,
+``{``, ``#``, quotes, newlines), and the round-trip check proves it. Knob values must still be
+one line of printable text, and the JVM options files only ever get numbers and fixed flags
+(one option per line, which is how Cassandra reads them).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import yaml
 
 from harness.errors import ConfigError
 from harness.space import Space, Value, load_catalogue
+from systems.java_text import knob_text
 
 __all__ = [
     "CATALOGUE",
@@ -51,33 +57,62 @@ CATALOGUE = HERE / "knobs.yaml"
 TEMPLATE = HERE / "cassandra-4.1.base.yaml"
 
 #: Keys the renderer sets per node; fixed overrides may not touch them.
-NODE_KEYS = ("cluster_name", "listen_address", "rpc_address", "seed_provider",
-             "data_file_directories", "commitlog_directory", "saved_caches_directory",
-             "hints_directory", "native_transport_port", "storage_port")
+NODE_KEYS = (
+    "cluster_name",
+    "listen_address",
+    "rpc_address",
+    "seed_provider",
+    "data_file_directories",
+    "commitlog_directory",
+    "saved_caches_directory",
+    "hints_directory",
+    "native_transport_port",
+    "storage_port",
+)
 #: Set one of address/interface, never both (Cassandra refuses both).
 INTERFACE_KEYS = ("listen_interface", "rpc_interface")
-SYNC_KEYS = {"periodic": "commitlog_sync_period_in_ms",
-             "group": "commitlog_sync_group_window_in_ms"}
+SYNC_KEYS = {
+    "periodic": "commitlog_sync_period_in_ms",
+    "group": "commitlog_sync_group_window_in_ms",
+}
 #: Settings 4.1 accepts only in periodic mode.
-PERIODIC_ONLY = ("periodic_commitlog_sync_lag_block", "periodic_commitlog_sync_lag_block_in_ms",
-                 "commitlog_sync_batch_window_in_ms")
+PERIODIC_ONLY = (
+    "periodic_commitlog_sync_lag_block",
+    "periodic_commitlog_sync_lag_block_in_ms",
+    "commitlog_sync_batch_window_in_ms",
+)
 
 JVM_MARKER = "### Managed by the ClassyTune harness (systems/cassandra/render.py):"
 OFF = "#harness-off# "
 HEAP_LINE = re.compile(r"^-Xm[sxn]")
-GC_LINE = re.compile(r"^-XX:(?:[+-]Use\w*GC\b|[+-]?CMS\w*|[+-]UseCMS\w*|G1\w*|MaxGCPauseMillis"
-                     r"|InitiatingHeapOccupancyPercent|SurvivorRatio|MaxTenuringThreshold"
-                     r"|[+-]ParallelRefProcEnabled)")
+GC_LINE = re.compile(
+    r"^-XX:(?:[+-]Use\w*GC\b|[+-]?CMS\w*|[+-]UseCMS\w*|G1\w*|MaxGCPauseMillis"
+    r"|InitiatingHeapOccupancyPercent|SurvivorRatio|MaxTenuringThreshold"
+    r"|[+-]ParallelRefProcEnabled)"
+)
 # The collector sections Cassandra 4.1 ships in jvm8/jvm11-server.options (CMS active there).
 GC_FLAGS: dict[str, tuple[str, ...]] = {
-    "CMS": ("-XX:+UseConcMarkSweepGC", "-XX:+CMSParallelRemarkEnabled", "-XX:SurvivorRatio=8",
-            "-XX:MaxTenuringThreshold=1", "-XX:CMSInitiatingOccupancyFraction=75",
-            "-XX:+UseCMSInitiatingOccupancyOnly", "-XX:CMSWaitDuration=10000",
-            "-XX:+CMSParallelInitialMarkEnabled", "-XX:+CMSEdenChunksRecordAlways",
-            "-XX:+CMSClassUnloadingEnabled"),
-    "G1": ("-XX:+UseG1GC", "-XX:+ParallelRefProcEnabled", "-XX:MaxTenuringThreshold=1",
-           "-XX:G1HeapRegionSize=16m", "-XX:G1RSetUpdatingPauseTimePercent=5",
-           "-XX:MaxGCPauseMillis=300", "-XX:InitiatingHeapOccupancyPercent=70"),
+    "CMS": (
+        "-XX:+UseConcMarkSweepGC",
+        "-XX:+CMSParallelRemarkEnabled",
+        "-XX:SurvivorRatio=8",
+        "-XX:MaxTenuringThreshold=1",
+        "-XX:CMSInitiatingOccupancyFraction=75",
+        "-XX:+UseCMSInitiatingOccupancyOnly",
+        "-XX:CMSWaitDuration=10000",
+        "-XX:+CMSParallelInitialMarkEnabled",
+        "-XX:+CMSEdenChunksRecordAlways",
+        "-XX:+CMSClassUnloadingEnabled",
+    ),
+    "G1": (
+        "-XX:+UseG1GC",
+        "-XX:+ParallelRefProcEnabled",
+        "-XX:MaxTenuringThreshold=1",
+        "-XX:G1HeapRegionSize=16m",
+        "-XX:G1RSetUpdatingPauseTimePercent=5",
+        "-XX:MaxGCPauseMillis=300",
+        "-XX:InitiatingHeapOccupancyPercent=70",
+    ),
 }
 
 
@@ -123,15 +158,20 @@ def yaml_targets() -> dict[str, YamlTarget]:
     """knob name -> its cassandra.yaml target (JVM knobs have none)."""
     targets = {}
     for name, entry in _catalogue_data()["cassandra_yaml"].items():
-        targets[name] = YamlTarget(key=entry["key"], unit=entry.get("unit", ""),
-                                   factor=float(entry.get("factor", 1.0)),
-                                   aliases=tuple(entry.get("aliases", ())))
+        targets[name] = YamlTarget(
+            key=entry["key"],
+            unit=entry.get("unit", ""),
+            factor=float(entry.get("factor", 1.0)),
+            aliases=tuple(entry.get("aliases", ())),
+        )
     return targets
 
 
 def yaml_value(value: Value, target: YamlTarget) -> Any:
     """A knob value as cassandra.yaml 4.1 wants it: unit-suffixed where the key has a unit."""
-    if isinstance(value, bool | str):
+    if isinstance(value, str):
+        return knob_text(target.key, value)
+    if isinstance(value, bool):
         return value
     if target.unit:
         return f"{round(float(value) * target.factor)}{target.unit}"
@@ -153,10 +193,12 @@ def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
 
 def _set_seeds(tree: dict[str, Any], seeds: Sequence[str]) -> None:
     """The SimpleSeedProvider's comma-separated seed list (a list of maps in the YAML)."""
-    tree["seed_provider"] = [{
-        "class_name": "org.apache.cassandra.locator.SimpleSeedProvider",
-        "parameters": [{"seeds": ",".join(seeds)}],
-    }]
+    tree["seed_provider"] = [
+        {
+            "class_name": "org.apache.cassandra.locator.SimpleSeedProvider",
+            "parameters": [{"seeds": ",".join(seeds)}],
+        }
+    ]
 
 
 def _knob_entries(config: Mapping[str, Value]) -> tuple[dict[str, Any], set[str]]:
@@ -181,16 +223,22 @@ def _knob_entries(config: Mapping[str, Value]) -> tuple[dict[str, Any], set[str]
     return entries, remove - set(entries)
 
 
-def render_tree(base: Mapping[str, Any], config: Mapping[str, Value], node: NodeLayout,
-                overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def render_tree(
+    base: Mapping[str, Any],
+    config: Mapping[str, Value],
+    node: NodeLayout,
+    overrides: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The cassandra.yaml tree for one node: base, then fixed overrides, node keys, knobs."""
     tree: dict[str, Any] = yaml.safe_load(yaml.safe_dump(dict(base)))  # a deep copy
     entries, remove = _knob_entries(config)
     for dotted, value in (overrides or {}).items():
         top = dotted.split(".")[0]
         if top in NODE_KEYS or top in entries or top in remove:
-            raise ConfigError(f"system.adapter.yaml_overrides: {dotted!r} is set by the harness "
-                              "(per node or by a knob); pin a knob with +system.fixed.<knob>=...")
+            raise ConfigError(
+                f"system.adapter.yaml_overrides: {dotted!r} is set by the harness "
+                "(per node or by a knob); pin a knob with +system.fixed.<knob>=..."
+            )
         _set(tree, dotted, value)
     for key in (*remove, *INTERFACE_KEYS):
         tree.pop(key, None)
@@ -208,8 +256,12 @@ def render_tree(base: Mapping[str, Any], config: Mapping[str, Value], node: Node
     return tree
 
 
-def render_cassandra_yaml(base_text: str, config: Mapping[str, Value], node: NodeLayout,
-                          overrides: Mapping[str, Any] | None = None) -> str:
+def render_cassandra_yaml(
+    base_text: str,
+    config: Mapping[str, Value],
+    node: NodeLayout,
+    overrides: Mapping[str, Any] | None = None,
+) -> str:
     """cassandra.yaml text for one node and a complete configuration, checked to load back."""
     try:
         base = yaml.safe_load(base_text)

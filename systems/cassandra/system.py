@@ -30,6 +30,7 @@ from harness.space import Config, load_catalogue
 from harness.system import System, Workload
 from systems.cassandra import commands, render
 from systems.cassandra.commands import NodePaths
+from systems.java_text import jvm_options
 
 __all__ = ["CassandraSystem"]
 
@@ -54,27 +55,44 @@ class CassandraSystem(System):
     name = "cassandra"
     kind = "remote"
 
-    def __init__(self, knob_set: str = "10", install_dir: str = "/opt/cassandra",
-                 base_dir: str | None = None, cluster_name: str = "harness",
-                 native_transport_port: int = 9042, storage_port: int = 7000,
-                 jmx_port: int = 7199, jmx_host: str = "127.0.0.1", seeds: int = 1,
-                 java_home: str | None = None, extra_jvm_opts: str = "",
-                 yaml_template: str | None = None, yaml_overrides: Mapping[str, Any] | None = None,
-                 setup_timeout_s: float = 900.0, stop_timeout_s: float = 60.0,
-                 poll_s: float = 2.0, keep_data: bool = False,
-                 cluster: Cluster | None = None) -> None:
+    def __init__(
+        self,
+        knob_set: str = "10",
+        install_dir: str = "/opt/cassandra",
+        base_dir: str | None = None,
+        cluster_name: str = "harness",
+        native_transport_port: int = 9042,
+        storage_port: int = 7000,
+        jmx_port: int = 7199,
+        jmx_host: str = "127.0.0.1",
+        seeds: int = 1,
+        java_home: str | None = None,
+        extra_jvm_opts: str = "",
+        yaml_template: str | None = None,
+        yaml_overrides: Mapping[str, Any] | None = None,
+        setup_timeout_s: float = 900.0,
+        stop_timeout_s: float = 60.0,
+        poll_s: float = 2.0,
+        keep_data: bool = False,
+        cluster: Cluster | None = None,
+    ) -> None:
         super().__init__(load_catalogue(render.CATALOGUE, str(knob_set)))
         self.knob_set = str(knob_set)
         self.catalogue = render.full_catalogue()
         self.install_dir = commands.check_path(install_dir, "system.adapter.install_dir")
-        self.base_dir = commands.check_path(base_dir, "system.adapter.base_dir") \
-            if base_dir else None
-        self.java_home = commands.check_path(java_home, "system.adapter.java_home") \
-            if java_home else None
+        self.base_dir = (
+            commands.check_path(base_dir, "system.adapter.base_dir") if base_dir else None
+        )
+        self.java_home = (
+            commands.check_path(java_home, "system.adapter.java_home") if java_home else None
+        )
         self.jmx_host = commands.check_host(jmx_host, "system.adapter.jmx_host")
         self.cluster_name = str(cluster_name)
-        self.ports = {"native_transport_port": int(native_transport_port),
-                      "storage_port": int(storage_port), "jmx_port": int(jmx_port)}
+        self.ports = {
+            "native_transport_port": int(native_transport_port),
+            "storage_port": int(storage_port),
+            "jmx_port": int(jmx_port),
+        }
         for key, port in self.ports.items():
             if not 0 < port < 65536:
                 raise ConfigError(f"system.adapter.{key}={port} is not a TCP port")
@@ -83,10 +101,16 @@ class CassandraSystem(System):
             commands.check_host(node.address, f"address of SUT host {node.host}")
             commands.check_host(node.host, f"name of SUT host {i}")
         if not 1 <= int(seeds) <= len(self.cluster.sut):
-            raise ConfigError(f"system.adapter.seeds={seeds}: between 1 and the "
-                              f"{len(self.cluster.sut)} SUT host(s)")
+            raise ConfigError(
+                f"system.adapter.seeds={seeds}: between 1 and the "
+                f"{len(self.cluster.sut)} SUT host(s)"
+            )
         self.seeds = int(seeds)
-        self.extra_jvm_opts = str(extra_jvm_opts)
+        # Checked here too (see commands.start_command), so a bad option is a one-line
+        # ConfigError before any test runs.
+        self.extra_jvm_opts = " ".join(
+            jvm_options(extra_jvm_opts, "system.adapter.extra_jvm_opts", shell_inert=True)
+        )
         self.yaml_template = Path(yaml_template) if yaml_template else render.TEMPLATE
         self.yaml_overrides = _plain(yaml_overrides or {})
         self.setup_timeout_s = float(setup_timeout_s)
@@ -114,18 +138,26 @@ class CassandraSystem(System):
     def _layout(self, i: int) -> render.NodeLayout:
         paths = self.paths[i]
         return render.NodeLayout(
-            cluster_name=self.cluster_name, listen_address=self.nodes[i].address,
-            seeds=tuple(node.address for node in self.nodes[:self.seeds]),
-            data_dir=paths.data, commitlog_dir=paths.commitlog,
-            saved_caches_dir=paths.saved_caches, hints_dir=paths.hints,
-            native_transport_port=self.native_port, storage_port=self.ports["storage_port"])
+            cluster_name=self.cluster_name,
+            listen_address=self.nodes[i].address,
+            seeds=tuple(node.address for node in self.nodes[: self.seeds]),
+            data_dir=paths.data,
+            commitlog_dir=paths.commitlog,
+            saved_caches_dir=paths.saved_caches,
+            hints_dir=paths.hints,
+            native_transport_port=self.native_port,
+            storage_port=self.ports["storage_port"],
+        )
 
-    def _nodetool(self, i: int, *args: str, timeout_s: float = 60.0,
-                  check: bool = False) -> Any:
-        command = commands.nodetool_command(self.install_dir, self.paths[i], *args,
-                                            jmx_host=self.jmx_host,
-                                            jmx_port=self.ports["jmx_port"],
-                                            java_home=self.java_home)
+    def _nodetool(self, i: int, *args: str, timeout_s: float = 60.0, check: bool = False) -> Any:
+        command = commands.nodetool_command(
+            self.install_dir,
+            self.paths[i],
+            *args,
+            jmx_host=self.jmx_host,
+            jmx_port=self.ports["jmx_port"],
+            java_home=self.java_home,
+        )
         return self.nodes[i].run(command, timeout_s=timeout_s, check=check)
 
     def _probe(self, i: int, *args: str) -> str | None:
@@ -139,34 +171,45 @@ class CassandraSystem(System):
     # -- setup --------------------------------------------------------------------------------
     def check_installed(self) -> None:
         """ConfigError naming the host and the missing path when an install is incomplete."""
-        fix = ("install Apache Cassandra 4.1 (the binary tarball) at the same path on every SUT "
-               "host, or point system.adapter.install_dir=<folder with bin/cassandra> at it")
+        fix = (
+            "install Apache Cassandra 4.1 (the binary tarball) at the same path on every SUT "
+            "host, or point system.adapter.install_dir=<folder with bin/cassandra> at it"
+        )
         for node in self.nodes:
             for relative in REQUIRED:
                 path = f"{self.install_dir}/{relative}"
                 if not node.exists(path):
-                    raise ConfigError(f"Cassandra not found on host {node.host}: {path} is "
-                                      f"missing; {fix}")
+                    raise ConfigError(
+                        f"Cassandra not found on host {node.host}: {path} is missing; {fix}"
+                    )
             if not any(node.exists(f"{self.install_dir}/conf/{name}") for name in JVM_GC_FILES):
-                raise ConfigError(f"host {node.host}: {self.install_dir}/conf has neither "
-                                  f"{' nor '.join(JVM_GC_FILES)} (Cassandra 4.0/4.1 ship both)")
+                raise ConfigError(
+                    f"host {node.host}: {self.install_dir}/conf has neither "
+                    f"{' nor '.join(JVM_GC_FILES)} (Cassandra 4.0/4.1 ship both)"
+                )
             java = f"{self.java_home}/bin/java" if self.java_home else None
             if (java and not node.exists(java)) or (not java and node.which("java") is None):
-                raise ConfigError(f"java not found on host {node.host}: install a JDK 11 (or 8) "
-                                  "or set system.adapter.java_home=<JDK folder>")
+                raise ConfigError(
+                    f"java not found on host {node.host}: install a JDK 11 (or 8) "
+                    "or set system.adapter.java_home=<JDK folder>"
+                )
 
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.check_installed()
         self.paths = []
         self._jvm_originals = []
         for node in self.nodes:
-            root = Path(self.base_dir) if self.base_dir else \
-                node.session_dir(Path(workdir)) / "cassandra"
+            root = (
+                Path(self.base_dir)
+                if self.base_dir
+                else node.session_dir(Path(workdir)) / "cassandra"
+            )
             paths = NodePaths(f"{root}/{node.host}")
             node.run(["mkdir", "-p", paths.conf, paths.logs, *paths.state_dirs()])
             node.run(["cp", "-a", f"{self.install_dir}/conf/.", paths.conf])
-            originals = {"jvm-server.options":
-                         node.read_text(f"{self.install_dir}/conf/jvm-server.options")}
+            originals = {
+                "jvm-server.options": node.read_text(f"{self.install_dir}/conf/jvm-server.options")
+            }
             for name in JVM_GC_FILES:
                 if node.exists(f"{self.install_dir}/conf/{name}"):
                     originals[name] = node.read_text(f"{self.install_dir}/conf/{name}")
@@ -198,8 +241,9 @@ class CassandraSystem(System):
 
     def cql(self, statements: str, timeout_s: float = 120.0) -> str:
         """Run CQL with the install's cqlsh on the first node (schema changes)."""
-        command = commands.cqlsh_command(self.install_dir, self.nodes[0].address,
-                                         self.native_port, statements, int(timeout_s))
+        command = commands.cqlsh_command(
+            self.install_dir, self.nodes[0].address, self.native_port, statements, int(timeout_s)
+        )
         result = self.nodes[0].run(command, timeout_s=timeout_s + 30, check=False)
         if not result.ok:
             raise WorkloadError(f"cqlsh failed {result.describe()}", tail(result.stdout))
@@ -220,17 +264,25 @@ class CassandraSystem(System):
         # Knobs of the session's space are checked against it (its ranges may have been widened
         # with system.ranges); the others take the catalogue's defaults.
         inside = {k: v for k, v in config.items() if k in self.space}
-        values = {**self.catalogue.complete({k: v for k, v in config.items() if k not in inside}),
-                  **self.space.validate(inside, partial=True)}
+        values = {
+            **self.catalogue.complete({k: v for k, v in config.items() if k not in inside}),
+            **self.space.validate(inside, partial=True),
+        }
         template = self.yaml_template.read_text()
         for i, node in enumerate(self.nodes):
             conf = self.paths[i].conf
-            node.write_text(f"{conf}/cassandra.yaml", render.render_cassandra_yaml(
-                template, values, self._layout(i), self.yaml_overrides))
+            node.write_text(
+                f"{conf}/cassandra.yaml",
+                render.render_cassandra_yaml(
+                    template, values, self._layout(i), self.yaml_overrides
+                ),
+            )
             for name, original in self._jvm_originals[i].items():
-                text = render.render_jvm_server_options(original, values) \
-                    if name == "jvm-server.options" else \
-                    render.render_jvm_gc_options(original, values)
+                text = (
+                    render.render_jvm_server_options(original, values)
+                    if name == "jvm-server.options"
+                    else render.render_jvm_gc_options(original, values)
+                )
                 node.write_text(f"{conf}/{name}", text)
 
     def start(self, timeout_s: float) -> None:
@@ -241,15 +293,19 @@ class CassandraSystem(System):
             paths = self.paths[i]
             node.run(["rm", "-rf", paths.logs])
             node.run(["mkdir", "-p", paths.logs])
-            command = commands.start_command(self.install_dir, paths, self.java_home,
-                                             self.extra_jvm_opts)
+            command = commands.start_command(
+                self.install_dir, paths, self.java_home, self.extra_jvm_opts
+            )
             result = node.run(command, timeout_s=120, check=False)
             if not result.ok:
                 self._fail(i, f"bin/cassandra exited {result.exit_code}")
             self._wait_node(i, deadline)
         self._wait_ring(deadline)
-        log.info("Cassandra ready on %d node(s) after %.1fs", len(self.nodes),
-                 time.monotonic() - started)
+        log.info(
+            "Cassandra ready on %d node(s) after %.1fs",
+            len(self.nodes),
+            time.monotonic() - started,
+        )
 
     def _wait_node(self, i: int, deadline: float) -> None:
         """Until the node's CQL transport runs; fail fast when it died or logged a failure."""
@@ -288,8 +344,9 @@ class CassandraSystem(System):
         """Stop everything and raise SystemStartError with the node's log tail."""
         log_tail = self.log_tail(i)
         self.stop()
-        raise SystemStartError(f"Cassandra did not start on host {self.nodes[i].host}: {reason}",
-                               log_tail)
+        raise SystemStartError(
+            f"Cassandra did not start on host {self.nodes[i].host}: {reason}", log_tail
+        )
 
     def _logs(self, i: int) -> str:
         texts = []
@@ -326,16 +383,23 @@ class CassandraSystem(System):
 
     def stop(self) -> None:
         """SIGTERM every running node (last first), wait, SIGKILL what ignores it."""
-        running = [(i, pid) for i in reversed(range(len(self.paths)))
-                   if (pid := self._pid(i)) is not None and self._alive(i, pid)]
+        running = [
+            (i, pid)
+            for i in reversed(range(len(self.paths)))
+            if (pid := self._pid(i)) is not None and self._alive(i, pid)
+        ]
         for i, pid in running:
             self.nodes[i].run(commands.kill_command(pid), check=False)
         for i, pid in running:
             deadline = time.monotonic() + self.stop_timeout_s
             while self._alive(i, pid):
                 if time.monotonic() > deadline:
-                    log.warning("Cassandra on %s (pid %d) ignored SIGTERM for %.0fs; killing it",
-                                self.nodes[i].host, pid, self.stop_timeout_s)
+                    log.warning(
+                        "Cassandra on %s (pid %d) ignored SIGTERM for %.0fs; killing it",
+                        self.nodes[i].host,
+                        pid,
+                        self.stop_timeout_s,
+                    )
                     self.nodes[i].run(commands.kill_command(pid, force=True), check=False)
                     time.sleep(0.5)
                     break
@@ -347,16 +411,20 @@ class CassandraSystem(System):
         self.stop()
         if self.keep_data:
             return
-        for i, node in enumerate(self.nodes[:len(self.paths)]):
+        for i, node in enumerate(self.nodes[: len(self.paths)]):
             paths = self.paths[i]
             node.run(["rm", "-rf", *paths.state_dirs(), paths.pristine], check=False)
         self._snapshot = False
 
     def describe(self) -> dict[str, str]:
-        return {**super().describe(), "knob_set": self.knob_set, "nodes": str(len(self.nodes)),
-                "install_dir": self.install_dir,
-                "backend": f"Apache Cassandra ({self.install_dir}) on {len(self.nodes)} "
-                           f"node(s): {', '.join(n.host for n in self.nodes)}"}
+        return {
+            **super().describe(),
+            "knob_set": self.knob_set,
+            "nodes": str(len(self.nodes)),
+            "install_dir": self.install_dir,
+            "backend": f"Apache Cassandra ({self.install_dir}) on {len(self.nodes)} "
+            f"node(s): {', '.join(n.host for n in self.nodes)}",
+        }
 
 
 def _is_ip(address: str) -> bool:

@@ -10,6 +10,15 @@ larger than the largest container YARN grants makes the job fail at submission, 
 buffer larger than the map task's heap makes every map task fail. The default policy *clamps*
 such values (and says so in the log); ``reject`` raises instead, which the session records as a
 CRASHED test.
+
+Names and values are XML-escaped (``&`` ``<`` ``>``, so ``]]>`` and ``<!--`` stay text) and
+refused if they hold a newline or control character: Hadoop keeps a value's newlines, XML 1.0
+cannot carry most control characters at all, and several values end up in YARN's container
+launch script. Knob values are refused by knob (:func:`~systems.java_text.knob_text`),
+``site_properties`` by their config key. A ``site_properties`` entry holding JVM options
+(``mapreduce.map.java.opts``, ``yarn.app.mapreduce.am.admin-opts``, ...) must also be plain
+options of shell-inert characters: YARN pastes them into the ``bash -c`` line of each
+container's launch script, where ``$(...)`` would run.
 """
 
 from __future__ import annotations
@@ -26,11 +35,25 @@ import yaml
 
 from harness.errors import ConfigError, KnobError
 from harness.space import Config, Space, Value, load_catalogue
-from systems.java_text import java_text
+from systems.java_text import java_text, jvm_options, knob_text
 
-__all__ = ["CATALOGUE", "HADOOP_SITES", "SITES", "Layout", "MemoryPolicy", "check_host",
-           "check_path", "full_catalogue", "hadoop_env_sh", "property_values", "reconcile",
-           "render_sites", "site_of", "site_xml", "workers_file"]
+__all__ = [
+    "CATALOGUE",
+    "HADOOP_SITES",
+    "SITES",
+    "Layout",
+    "MemoryPolicy",
+    "check_host",
+    "check_path",
+    "full_catalogue",
+    "hadoop_env_sh",
+    "property_values",
+    "reconcile",
+    "render_sites",
+    "site_of",
+    "site_xml",
+    "workers_file",
+]
 
 CATALOGUE = Path(__file__).with_name("knobs.yaml")
 SITES = ("core-site", "hdfs-site", "yarn-site", "mapred-site", "hive-site")
@@ -47,13 +70,23 @@ MAX_SORT_MB = 2047
 _NM_MEM, _MAX_MB = "yarn.nodemanager.resource.memory-mb", "yarn.scheduler.maximum-allocation-mb"
 _NM_VC = "yarn.nodemanager.resource.cpu-vcores"
 _MAX_VC = "yarn.scheduler.maximum-allocation-vcores"
-_CONTAINER_MB = ("mapreduce.map.memory.mb", "mapreduce.reduce.memory.mb",
-                 "yarn.app.mapreduce.am.resource.mb")
-_CONTAINER_VC = ("mapreduce.map.cpu.vcores", "mapreduce.reduce.cpu.vcores",
-                 "yarn.app.mapreduce.am.resource.cpu-vcores")
-_ENV_WHITELIST = ("JAVA_HOME,HADOOP_COMMON_HOME,HADOOP_HDFS_HOME,HADOOP_CONF_DIR,"
-                  "CLASSPATH_PREPEND_DISTCACHE,HADOOP_YARN_HOME,HADOOP_HOME,PATH,LANG,TZ,"
-                  "HADOOP_MAPRED_HOME")
+_CONTAINER_MB = (
+    "mapreduce.map.memory.mb",
+    "mapreduce.reduce.memory.mb",
+    "yarn.app.mapreduce.am.resource.mb",
+)
+_CONTAINER_VC = (
+    "mapreduce.map.cpu.vcores",
+    "mapreduce.reduce.cpu.vcores",
+    "yarn.app.mapreduce.am.resource.cpu-vcores",
+)
+#: Properties whose value YARN puts into a container's shell command line as JVM options.
+_SHELL_OPTIONS = re.compile(r".*(?:java\.opts|admin-opts|command-opts)")
+_ENV_WHITELIST = (
+    "JAVA_HOME,HADOOP_COMMON_HOME,HADOOP_HDFS_HOME,HADOOP_CONF_DIR,"
+    "CLASSPATH_PREPEND_DISTCACHE,HADOOP_YARN_HOME,HADOOP_HOME,PATH,LANG,TZ,"
+    "HADOOP_MAPRED_HOME"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -83,8 +116,9 @@ class FileRules:
             return self.knobs[name]
         matches = [p for p in self.prefixes if name.startswith(p)]
         if not matches:
-            raise KnobError(f"knob {name!r} belongs to no site file: add it under `files:` in "
-                            f"{CATALOGUE.name}")
+            raise KnobError(
+                f"knob {name!r} belongs to no site file: add it under `files:` in {CATALOGUE.name}"
+            )
         return self.prefixes[max(matches, key=len)]
 
 
@@ -107,8 +141,10 @@ _PATH = re.compile(r"^/[A-Za-z0-9._+@=~/-]*$")
 def check_host(value: str, what: str) -> str:
     """A host name or IPv4 address, or ConfigError (no spaces, newlines, ports or IPv6)."""
     if not isinstance(value, str) or not _HOST.match(value):
-        raise ConfigError(f"{what}: {value!r} is not a host name or IPv4 address (letters, "
-                          "digits, '.' and '-' only)")
+        raise ConfigError(
+            f"{what}: {value!r} is not a host name or IPv4 address (letters, "
+            "digits, '.' and '-' only)"
+        )
     return value
 
 
@@ -116,8 +152,10 @@ def check_path(value: str, what: str) -> str:
     """An absolute path without whitespace, commas, colons or shell/XML metacharacters: such
     a path would be split or misread in Hadoop's comma-separated dir lists and URIs."""
     if not isinstance(value, str) or not _PATH.match(value) or "/../" in f"{value}/":
-        raise ConfigError(f"{what}: {value!r} must be an absolute path of letters, digits and "
-                          "._+@=~/- (no spaces, commas, colons or '..')")
+        raise ConfigError(
+            f"{what}: {value!r} must be an absolute path of letters, digits and "
+            "._+@=~/- (no spaces, commas, colons or '..')"
+        )
     return value.rstrip("/") or "/"
 
 
@@ -125,10 +163,10 @@ def check_path(value: str, what: str) -> str:
 class Layout:
     """Where the cluster lives: the base settings every rendering needs."""
 
-    master: str                     # NameNode and ResourceManager address
-    workers: tuple[str, ...]        # DataNode/NodeManager addresses (the `workers` file)
+    master: str  # NameNode and ResourceManager address
+    workers: tuple[str, ...]  # DataNode/NodeManager addresses (the `workers` file)
     hadoop_home: str
-    data_root: str                  # hadoop.tmp.dir, HDFS and NodeManager dirs below it
+    data_root: str  # hadoop.tmp.dir, HDFS and NodeManager dirs below it
     namenode_port: int = 8020
 
     def __post_init__(self) -> None:
@@ -157,25 +195,33 @@ def base_properties(layout: Layout) -> dict[str, dict[str, str]]:
     mapred_env = f"HADOOP_MAPRED_HOME={home}"
     return {
         "core-site": {"fs.defaultFS": layout.default_fs, "hadoop.tmp.dir": f"{root}/tmp"},
-        "hdfs-site": {"dfs.namenode.name.dir": f"file://{layout.name_dir}",
-                      "dfs.datanode.data.dir": f"file://{root}/dfs/data"},
-        "yarn-site": {"yarn.resourcemanager.hostname": layout.master,
-                      "yarn.nodemanager.aux-services": "mapreduce_shuffle",
-                      "yarn.nodemanager.local-dirs": f"{root}/yarn/local",
-                      "yarn.nodemanager.log-dirs": f"{root}/yarn/logs",
-                      "yarn.nodemanager.env-whitelist": _ENV_WHITELIST,
-                      # JVMs reserve far more virtual than physical memory; the default 2.1
-                      # vmem ratio check kills healthy task containers on modern JDKs.
-                      "yarn.nodemanager.vmem-check-enabled": "false"},
-        "mapred-site": {"mapreduce.framework.name": "yarn",
-                        "yarn.app.mapreduce.am.env": mapred_env,
-                        "mapreduce.map.env": mapred_env, "mapreduce.reduce.env": mapred_env},
+        "hdfs-site": {
+            "dfs.namenode.name.dir": f"file://{layout.name_dir}",
+            "dfs.datanode.data.dir": f"file://{root}/dfs/data",
+        },
+        "yarn-site": {
+            "yarn.resourcemanager.hostname": layout.master,
+            "yarn.nodemanager.aux-services": "mapreduce_shuffle",
+            "yarn.nodemanager.local-dirs": f"{root}/yarn/local",
+            "yarn.nodemanager.log-dirs": f"{root}/yarn/logs",
+            "yarn.nodemanager.env-whitelist": _ENV_WHITELIST,
+            # JVMs reserve far more virtual than physical memory; the default 2.1
+            # vmem ratio check kills healthy task containers on modern JDKs.
+            "yarn.nodemanager.vmem-check-enabled": "false",
+        },
+        "mapred-site": {
+            "mapreduce.framework.name": "yarn",
+            "yarn.app.mapreduce.am.env": mapred_env,
+            "mapreduce.map.env": mapred_env,
+            "mapreduce.reduce.env": mapred_env,
+        },
         "hive-site": {"hive.execution.engine": "mr"},
     }
 
 
-def reconcile(values: Mapping[str, Value], datanodes: int,
-              policy: MemoryPolicy = "clamp") -> tuple[Config, dict[str, tuple[Value, Value]]]:
+def reconcile(
+    values: Mapping[str, Value], datanodes: int, policy: MemoryPolicy = "clamp"
+) -> tuple[Config, dict[str, tuple[Value, Value]]]:
     """Make resource knobs consistent: ``(values, {knob: (asked, used)})``.
 
     Largest container = min(maximum-allocation, NodeManager capacity), for memory and vcores;
@@ -189,13 +235,17 @@ def reconcile(values: Mapping[str, Value], datanodes: int,
     def cap(name: str, limit: float, why: str) -> None:
         if name in out and out[name] > limit:
             if policy == "reject":
-                raise KnobError(f"knob {name!r}: {out[name]} exceeds {int(limit)} ({why}); "
-                                "system.adapter.memory_policy=clamp would clamp it")
+                raise KnobError(
+                    f"knob {name!r}: {out[name]} exceeds {int(limit)} ({why}); "
+                    "system.adapter.memory_policy=clamp would clamp it"
+                )
             changes[name] = (out[name], int(limit))
             out[name] = int(limit)
 
-    for cap_name, node_name, tasks in ((_MAX_MB, _NM_MEM, _CONTAINER_MB),
-                                       (_MAX_VC, _NM_VC, _CONTAINER_VC)):
+    for cap_name, node_name, tasks in (
+        (_MAX_MB, _NM_MEM, _CONTAINER_MB),
+        (_MAX_VC, _NM_VC, _CONTAINER_VC),
+    ):
         if node_name in out:
             cap(cap_name, out[node_name], f"{node_name} = {out[node_name]}")
         limits = [out[n] for n in (cap_name, node_name) if n in out]
@@ -204,8 +254,11 @@ def reconcile(values: Mapping[str, Value], datanodes: int,
                 cap(task, min(limits), f"the largest container, {min(limits)}")
     if "mapreduce.map.memory.mb" in out:
         heap = out["mapreduce.map.memory.mb"] * HEAP_RATIO
-        cap("mapreduce.task.io.sort.mb", min(MAX_SORT_MB, heap // 2),
-            f"half the map heap, {HEAP_RATIO:g} x mapreduce.map.memory.mb")
+        cap(
+            "mapreduce.task.io.sort.mb",
+            min(MAX_SORT_MB, heap // 2),
+            f"half the map heap, {HEAP_RATIO:g} x mapreduce.map.memory.mb",
+        )
     if "dfs.replication" in out and out["dfs.replication"] > max(1, datanodes):
         # Not a misconfiguration but a cluster-size fact: clamped under either policy.
         changes["dfs.replication"] = (out["dfs.replication"], max(1, datanodes))
@@ -220,26 +273,43 @@ def property_values(values: Mapping[str, Value]) -> dict[str, str]:
         if name in _BYTES_FROM_MIB:
             rendered[name] = str(int(value) * MIB)
         else:
-            rendered[name] = java_text(value)
+            rendered[name] = knob_text(name, value)
     return rendered
+
+
+def _one_line(text: str, what: str) -> str:
+    if not text.isprintable():
+        raise ConfigError(
+            f"{what}: {text!r} contains a newline or control character; a Hadoop "
+            "property name or value is one line of printable text"
+        )
+    return text
 
 
 def site_xml(properties: Mapping[str, str], title: str = "") -> str:
     """A Hadoop configuration file: one ``<property>`` per entry, names and values escaped."""
     head = f" {title}" if title else ""
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f"<!-- Written by the ClassyTune harness{head}; edits are overwritten. -->",
-             "<configuration>"]
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f"<!-- Written by the ClassyTune harness{head}; edits are overwritten. -->",
+        "<configuration>",
+    ]
     for name in sorted(properties):
-        lines.append(f"  <property><name>{escape(name)}</name>"
-                     f"<value>{escape(str(properties[name]))}</value></property>")
+        value = _one_line(str(properties[name]), f"property {name!r}")
+        lines.append(
+            f"  <property><name>{escape(_one_line(name, 'property name'))}</name>"
+            f"<value>{escape(value)}</value></property>"
+        )
     lines.append("</configuration>")
     return "\n".join(lines) + "\n"
 
 
-def render_sites(values: Mapping[str, Value], layout: Layout,
-                 sites: Iterable[str] = SITES,
-                 extra: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:
+def render_sites(
+    values: Mapping[str, Value],
+    layout: Layout,
+    sites: Iterable[str] = SITES,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, str]:
     """``{"core-site.xml": text, ...}`` for a complete, reconciled configuration.
 
     ``extra`` (``system.adapter.site_properties``) adds or replaces base settings; it may not
@@ -247,27 +317,36 @@ def render_sites(values: Mapping[str, Value], layout: Layout,
     are refused, so a tuned value can never be silently dropped.
     """
     sites = tuple(sites)
-    files = {site: dict(props) for site, props in base_properties(layout).items()
-             if site in sites}
+    files = {site: dict(props) for site, props in base_properties(layout).items() if site in sites}
     for site, props in (extra or {}).items():
         if site not in sites:
-            raise ConfigError(f"system.adapter.site_properties: unknown or unused site file "
-                              f"{site!r}; use one of {', '.join(sites)}")
+            raise ConfigError(
+                f"system.adapter.site_properties: unknown or unused site file "
+                f"{site!r}; use one of {', '.join(sites)}"
+            )
         for name, value in props.items():
             if name in values:
-                raise ConfigError(f"system.adapter.site_properties.{site}: {name!r} is a knob; "
-                                  f"pin it with +system.fixed.{name}=... instead")
-            files[site][str(name)] = java_text(value)
+                raise ConfigError(
+                    f"system.adapter.site_properties.{site}: {name!r} is a knob; "
+                    f"pin it with +system.fixed.{name}=... instead"
+                )
+            key = f"system.adapter.site_properties.{site}.{name}"
+            text = _one_line(java_text(value), key)
+            if _SHELL_OPTIONS.fullmatch(str(name)):
+                jvm_options(text, key, shell_inert=True)
+            files[site][_one_line(str(name), key)] = text
     for name, text in property_values(values).items():
         site = site_of(name)
         if site not in files:
-            raise KnobError(f"knob {name!r} belongs to {site}.xml, which this system does not "
-                            "write")
+            raise KnobError(
+                f"knob {name!r} belongs to {site}.xml, which this system does not write"
+            )
         if name in files[site]:
             raise KnobError(f"knob {name!r} collides with a base setting of {site}.xml")
         files[site][name] = text
-    return {f"{site}.xml": site_xml(props, f"for {layout.default_fs}")
-            for site, props in files.items()}
+    return {
+        f"{site}.xml": site_xml(props, f"for {layout.default_fs}") for site, props in files.items()
+    }
 
 
 def workers_file(workers: Iterable[str]) -> str:
@@ -283,9 +362,11 @@ def hadoop_env_sh(original: str, data_root: str, java_home: str | None = None) -
     root on every node (the sbin scripts source this file on each worker), JAVA_HOME if given.
     Idempotent: an earlier harness block is replaced, not repeated."""
     kept = original.split(ENV_MARK, 1)[0].rstrip("\n")
-    lines = [ENV_MARK,
-             f"export HADOOP_LOG_DIR={check_path(data_root, 'data_root')}/logs",
-             f"export HADOOP_PID_DIR={data_root}/pids"]
+    lines = [
+        ENV_MARK,
+        f"export HADOOP_LOG_DIR={check_path(data_root, 'data_root')}/logs",
+        f"export HADOOP_PID_DIR={data_root}/pids",
+    ]
     if java_home:
         lines.append(f"export JAVA_HOME={check_path(java_home, 'system.adapter.java_home')}")
     return (kept + "\n\n" if kept else "") + "\n".join(lines) + "\n"

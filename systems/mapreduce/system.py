@@ -31,6 +31,7 @@ from harness.errors import (
 from harness.executor import CommandTimeout, Executor, LocalExecutor, tail
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
+from systems.java_text import jvm_options
 from systems.mapreduce import render
 
 __all__ = ["MROutput", "MapReduceSystem", "first_error", "parse_mr"]
@@ -39,8 +40,10 @@ log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).with_name("java") / "HarnessMR.java"
 MAIN_CLASS = "harness.HarnessMR"
-_ERROR = re.compile(r"((?:[a-z]\w*\.)+[A-Z]\w*(?:Exception|Error)\b.*|Error: .*|"
-                    r"Unrecognized VM option.*|Invalid maximum heap size.*)$")
+_ERROR = re.compile(
+    r"((?:[a-z]\w*\.)+[A-Z]\w*(?:Exception|Error)\b.*|Error: .*|"
+    r"Unrecognized VM option.*|Invalid maximum heap size.*)$"
+)
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ def parse_mr(stdout: str) -> MROutput:
         if line.strip() == "MR_STARTED":
             started = True
         elif line.startswith("MR_RESULT "):
-            result = json.loads(line[len("MR_RESULT "):])
+            result = json.loads(line[len("MR_RESULT ") :])
     return MROutput(started, result)
 
 
@@ -77,15 +80,21 @@ class MapReduceSystem(System):
     name = "mapreduce"
     kind = "real"
 
-    def __init__(self, knob_set: str = "10", hadoop_jars: str | None = None,
-                 python: str | None = None, extra_java_opts: str = "",
-                 executor: Executor | None = None) -> None:
+    def __init__(
+        self,
+        knob_set: str = "10",
+        hadoop_jars: str | None = None,
+        python: str | None = None,
+        extra_java_opts: str = "",
+        executor: Executor | None = None,
+    ) -> None:
         super().__init__(load_catalogue(render.CATALOGUE, str(knob_set)))
         self.knob_set = str(knob_set)
         self.catalogue = render.full_catalogue()
         self.hadoop_jars = hadoop_jars
         self.python = python or sys.executable
-        self.extra_java_opts = extra_java_opts.split()
+        # Checked here, so a bad option is a one-line ConfigError before any test runs.
+        self.extra_java_opts = jvm_options(extra_java_opts, "system.adapter.extra_java_opts")
         self.executor = executor or LocalExecutor()
         self.root: Path | None = None
         self.options: dict[str, str] = {}
@@ -99,20 +108,30 @@ class MapReduceSystem(System):
     def _find_jars(self) -> str:
         if self.hadoop_jars:
             return self.hadoop_jars
-        probe = self.executor.run([self.python, "-c", "import os, pyspark; print(os.path.join("
-                                   "os.path.dirname(pyspark.__file__), 'jars'))"],
-                                  check=False, timeout_s=60)
+        probe = self.executor.run(
+            [
+                self.python,
+                "-c",
+                "import os, pyspark; print(os.path.join("
+                "os.path.dirname(pyspark.__file__), 'jars'))",
+            ],
+            check=False,
+            timeout_s=60,
+        )
         if not probe.ok:
-            raise ConfigError("the Hadoop jars come from pyspark, which is not importable by "
-                              f"{self.python}: `pip install pyspark` or set "
-                              "system.adapter.hadoop_jars to a folder with hadoop-client-*.jar")
+            raise ConfigError(
+                "the Hadoop jars come from pyspark, which is not importable by "
+                f"{self.python}: `pip install pyspark` or set "
+                "system.adapter.hadoop_jars to a folder with hadoop-client-*.jar"
+            )
         return probe.stdout.strip()
 
     def setup(self, workdir: Path, workload: Workload) -> None:
         for program in ("java", "javac"):
             if self.executor.which(program) is None:
-                raise ConfigError(f"{program} not found: install a JDK 17 "
-                                  "(apt-get install default-jdk-headless)")
+                raise ConfigError(
+                    f"{program} not found: install a JDK 17 (apt-get install default-jdk-headless)"
+                )
         jars = self._find_jars()
         listing = self.executor.run(["ls", jars], check=False).stdout.split()
         api = sorted(n for n in listing if n.startswith("hadoop-client-api-"))
@@ -123,17 +142,30 @@ class MapReduceSystem(System):
         self.version = api[-1].removeprefix("hadoop-client-api-").removesuffix(".jar")
         self.root = self.executor.session_dir(Path(workdir)) / "mapreduce"  # remote: host workdir
         classes = self.root / "classes"
-        self.executor.run(["mkdir", "-p", str(classes), str(self.root / "data"),
-                           str(self.root / "tmp")])
+        self.executor.run(
+            ["mkdir", "-p", str(classes), str(self.root / "data"), str(self.root / "tmp")]
+        )
         self.executor.write_text(self.root / "HarnessMR.java", SOURCE.read_text())
         compiled = self.executor.run(
-            ["javac", "-nowarn", "-encoding", "UTF-8", "-d", str(classes), "-cp",
-             f"{jars}/{api[-1]}:{jars}/{runtime[-1]}", str(self.root / "HarnessMR.java")],
-            check=False, timeout_s=180)
+            [
+                "javac",
+                "-nowarn",
+                "-encoding",
+                "UTF-8",
+                "-d",
+                str(classes),
+                "-cp",
+                f"{jars}/{api[-1]}:{jars}/{runtime[-1]}",
+                str(self.root / "HarnessMR.java"),
+            ],
+            check=False,
+            timeout_s=180,
+        )
         if not compiled.ok:
             raise ConfigError(f"cannot compile the MapReduce jobs: {compiled.describe()}")
-        log.info("compiled MapReduce jobs against Hadoop %s in %.1fs", self.version,
-                 compiled.duration_s)
+        log.info(
+            "compiled MapReduce jobs against Hadoop %s in %.1fs", self.version, compiled.duration_s
+        )
         self.apply(self.space.default())
         super().setup(workdir, workload)
 
@@ -147,36 +179,62 @@ class MapReduceSystem(System):
         if self.root is not None:
             self.executor.run(["rm", "-rf", str(self.root / "out"), str(self.root / "tmp")])
 
-    def run_request(self, mode: str, job: str, data: Path, timeout_s: float | None,
-                    scale: float = 1.0, seed: int = 0) -> dict[str, Any]:
+    def run_request(
+        self,
+        mode: str,
+        job: str,
+        data: Path,
+        timeout_s: float | None,
+        scale: float = 1.0,
+        seed: int = 0,
+    ) -> dict[str, Any]:
         """Run one JVM; return ``{"job_s", "jobs", "wall_s"}`` or raise by status."""
         root = self._root()
         defines = [arg for key, value in self.options.items() for arg in ("-D", f"{key}={value}")]
-        command = ["java", *self.jvm, "-cp", f"{root / 'classes'}:{self.hadoop_jars}/*",
-                   MAIN_CLASS, *defines, mode, job, str(data), str(root / "out"), f"{scale:g}",
-                   str(seed)]
+        command = [
+            "java",
+            *self.jvm,
+            "-cp",
+            f"{root / 'classes'}:{self.hadoop_jars}/*",
+            MAIN_CLASS,
+            *defines,
+            mode,
+            job,
+            str(data),
+            str(root / "out"),
+            f"{scale:g}",
+            str(seed),
+        ]
         try:
             result = self.executor.run(command, cwd=str(root), timeout_s=timeout_s, check=False)
         except CommandTimeout as exc:
             if not parse_mr(exc.stdout).started:
-                raise SystemStartError(f"MapReduce JVM did not start within {timeout_s:g}s",
-                                       tail(exc.stderr, 30)) from None
-            raise WorkloadTimeout(f"MapReduce {job} exceeded {timeout_s:g}s and was killed",
-                                  tail(exc.stderr, 30)) from None
+                raise SystemStartError(
+                    f"MapReduce JVM did not start within {timeout_s:g}s", tail(exc.stderr, 30)
+                ) from None
+            raise WorkloadTimeout(
+                f"MapReduce {job} exceeded {timeout_s:g}s and was killed", tail(exc.stderr, 30)
+            ) from None
         except ExecutorError as exc:
             raise WorkloadError(f"cannot run the MapReduce JVM: {exc}") from None
         parsed = parse_mr(result.stdout)
         cause = first_error(result.stderr) or f"exit {result.exit_code}"
         if not parsed.started:
-            raise SystemStartError(f"MapReduce JVM would not start: {cause}",
-                                   tail(result.stderr, 30))
+            raise SystemStartError(
+                f"MapReduce JVM would not start: {cause}", tail(result.stderr, 30)
+            )
         if parsed.result is None or not result.ok:
             raise WorkloadError(f"MapReduce {job} failed: {cause}", tail(result.stderr, 30))
-        return {"job_s": float(parsed.result["job_s"]), "jobs": int(parsed.result["jobs"]),
-                "wall_s": result.duration_s}
+        return {
+            "job_s": float(parsed.result["job_s"]),
+            "jobs": int(parsed.result["jobs"]),
+            "wall_s": result.duration_s,
+        }
 
     def describe(self) -> dict[str, str]:
-        return {**super().describe(), "hadoop_version": getattr(self, "version", "unknown"),
-                "knob_set": self.knob_set,
-                "backend": "Hadoop MapReduce LocalJobRunner (one JVM, local FS; "
-                           "no HDFS/YARN/Hive)"}
+        return {
+            **super().describe(),
+            "hadoop_version": getattr(self, "version", "unknown"),
+            "knob_set": self.knob_set,
+            "backend": "Hadoop MapReduce LocalJobRunner (one JVM, local FS; no HDFS/YARN/Hive)",
+        }

@@ -2,12 +2,16 @@
 
 Pure functions: every value is first validated against the knob catalogue (so only catalogue
 values can reach the SQL), then mapped to a bare keyword or an integer through the fixed tables
-below. Nothing from a configuration is interpolated as text. The worker re-checks each token
-against strict patterns before executing it (defence in depth).
+below. Nothing from a configuration is interpolated as text: :func:`render` refuses any token
+that is not a bare word or an integer (:data:`TOKEN`) with a KnobError naming the knob, so a
+widened space (``+system.ranges.journal_mode.values=...``) cannot smuggle ``;``, a quote, a
+comment or a second statement into the SQL. The worker re-checks each token against the same
+patterns before executing it (defence in depth).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -17,6 +21,7 @@ from harness.space import Config, Space, Value
 __all__ = [
     "CREATION_KNOBS",
     "PRAGMAS",
+    "TOKEN",
     "Pragma",
     "creation_key",
     "expected_readback",
@@ -28,6 +33,8 @@ __all__ = [
 CREATION_KNOBS = ("page_size", "auto_vacuum")
 
 MIB = 1024 * 1024
+#: What a PRAGMA value may be: a bare keyword or an integer (as the worker accepts).
+TOKEN = re.compile(r"-?[0-9]{1,20}|[A-Za-z]{1,20}")
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,20 @@ def _switch(value: Value) -> str:
     return "ON" if value else "OFF"
 
 
+def _level(table: Mapping[str, int]) -> Callable[[Value], int]:
+    """The read-back number of a keyword knob; a value outside ``table`` is a KnobError."""
+
+    def read(value: Value) -> int:
+        try:
+            return table[str(value)]
+        except KeyError:
+            raise KnobError(
+                f"PRAGMA value {value!r} is not supported; use one of {', '.join(table)}"
+            ) from None
+
+    return read
+
+
 _SYNC = {"off": 0, "normal": 1, "full": 2, "extra": 3}
 _TEMP = {"default": 0, "file": 1, "memory": 2}
 _SECURE = {"off": 0, "on": 1, "fast": 2}
@@ -55,21 +76,23 @@ _VACUUM = {"none": 0, "full": 1, "incremental": 2}
 PRAGMAS: dict[str, Pragma] = {
     "locking_mode": Pragma(_keyword, lambda v: str(v)),
     "journal_mode": Pragma(_keyword, lambda v: str(v)),
-    "synchronous": Pragma(_keyword, lambda v: _SYNC[str(v)]),
+    "synchronous": Pragma(_keyword, _level(_SYNC)),
     "cache_size": Pragma(lambda v: str(-int(v)), lambda v: -int(v)),
     "cache_spill": Pragma(_switch, lambda v: bool(v)),
     "mmap_size": Pragma(lambda v: str(int(v) * MIB), lambda v: int(v) * MIB),
-    "temp_store": Pragma(_keyword, lambda v: _TEMP[str(v)]),
+    "temp_store": Pragma(_keyword, _level(_TEMP)),
     "wal_autocheckpoint": Pragma(lambda v: str(int(v)), lambda v: int(v)),
-    "journal_size_limit": Pragma(lambda v: str(int(v) * 1024 if int(v) > 0 else int(v)),
-                                 lambda v: int(v) * 1024 if int(v) > 0 else int(v)),
+    "journal_size_limit": Pragma(
+        lambda v: str(int(v) * 1024 if int(v) > 0 else int(v)),
+        lambda v: int(v) * 1024 if int(v) > 0 else int(v),
+    ),
     "threads": Pragma(lambda v: str(int(v)), lambda v: int(v)),
-    "secure_delete": Pragma(_keyword, lambda v: _SECURE[str(v)]),
+    "secure_delete": Pragma(_keyword, _level(_SECURE)),
     "automatic_index": Pragma(_switch, lambda v: int(bool(v))),
     "cell_size_check": Pragma(_switch, lambda v: int(bool(v))),
     # Creation-time knobs: never rendered per connection, but checked after the copy.
     "page_size": Pragma(lambda v: str(int(v)), lambda v: int(v)),
-    "auto_vacuum": Pragma(_keyword, lambda v: _VACUUM[str(v)]),
+    "auto_vacuum": Pragma(_keyword, _level(_VACUUM)),
 }
 
 
@@ -89,18 +112,31 @@ def render(config: Mapping[str, Value], space: Space, defaults: Config) -> list[
     keep SQLite's default. Raises :class:`KnobError` for anything outside the catalogue.
     """
     full = _full(config, space, defaults)
-    return [(name, pragma.sql(full[name])) for name, pragma in PRAGMAS.items()
-            if name in full and name not in CREATION_KNOBS]
+    return [
+        (name, _token(name, pragma.sql(full[name])))
+        for name, pragma in PRAGMAS.items()
+        if name in full and name not in CREATION_KNOBS
+    ]
+
+
+def _token(name: str, token: str) -> str:
+    if not TOKEN.fullmatch(token):
+        raise KnobError(
+            f"knob {name!r}: PRAGMA value {token!r} is not a bare word or an "
+            "integer; use one of the catalogue's values"
+        )
+    return token
 
 
 def creation_key(config: Mapping[str, Value], space: Space, defaults: Config) -> tuple[int, str]:
     """``(page_size, auto_vacuum)`` of the pristine database this config needs."""
     full = _full(config, space, defaults)
-    return int(full["page_size"]), str(full["auto_vacuum"])
+    return int(full["page_size"]), _token("auto_vacuum", _keyword(full["auto_vacuum"])).lower()
 
 
-def expected_readback(config: Mapping[str, Value], space: Space,
-                      defaults: Config) -> dict[str, object]:
+def expected_readback(
+    config: Mapping[str, Value], space: Space, defaults: Config
+) -> dict[str, object]:
     """What ``PRAGMA name`` should return once ``config`` is applied (every mapped knob)."""
     full = _full(config, space, defaults)
     return {name: pragma.readback(full[name]) for name, pragma in PRAGMAS.items() if name in full}

@@ -3,8 +3,10 @@
 A private CATALINA_BASE in the session's folder *on the SUT host*
 (``executor.session_dir(workdir)/tomcat/base``) holds our configuration, logs and the test web
 application (``webapp.py``); Tomcat's binaries stay in CATALINA_HOME. Each test renders
-server.xml, context.xml and JAVA_OPTS (``render.py``), starts Tomcat with ``catalina.sh start``,
-waits for the home page to answer 200 (curl on the host) and stops it by PID. Tomcat listens on
+server.xml, context.xml and the JVM options (``render.py``), starts Tomcat's JVM directly with
+the options as separate arguments (``launch.py``: never through catalina.sh, which evaluates
+JAVA_OPTS as shell code), waits for the home page to answer 200 (curl on the host) and stops it
+by PID (SIGTERM, then SIGKILL). Tomcat listens on
 the host's client address (``executor.address``) and runs as the user the executor logs in as
 (it needs no root: the port is above 1024 and the base is ours). Every command and file goes
 through the :class:`~harness.executor.Executor` (local, or SSH with ``hosts=``).
@@ -20,19 +22,28 @@ from harness.errors import ConfigError, ExecutorError, SystemStartError
 from harness.executor import Executor, LocalExecutor, tail
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
-from systems.tomcat import render, webapp
+from systems.java_text import jvm_options
+from systems.tomcat import launch, render, webapp
 
 __all__ = ["TomcatSystem", "http_url", "start_failure"]
 
 log = logging.getLogger(__name__)
 
 CONF_FILES = ("catalina.properties", "logging.properties", "web.xml")
+#: What the JVM needs from CATALINA_HOME (its classpath); catalina.sh itself is not used.
+HOME_FILES = ("bin/bootstrap.jar", "bin/tomcat-juli.jar")
 # Lines that mean Tomcat (or its JVM) gave up although the process may linger.
-FAILURE_MARKERS = ("Could not create the Java Virtual Machine", "Failed to initialize",
-                   "Failed to start connector", "Server startup failed",
-                   "Invalid maximum heap size", "Error occurred during initialization of VM",
-                   "Unrecognized VM option", "Improperly specified VM option",
-                   "Exception in thread \"main\"")
+FAILURE_MARKERS = (
+    "Could not create the Java Virtual Machine",
+    "Failed to initialize",
+    "Failed to start connector",
+    "Server startup failed",
+    "Invalid maximum heap size",
+    "Error occurred during initialization of VM",
+    "Unrecognized VM option",
+    "Improperly specified VM option",
+    'Exception in thread "main"',
+)
 
 
 def http_url(address: str, port: int) -> str:
@@ -55,10 +66,16 @@ class TomcatSystem(System):
     name = "tomcat"
     kind = "real"
 
-    def __init__(self, knob_set: str = "10", port: int = 0,
-                 catalina_home: str = "/usr/share/tomcat10", conf_dir: str = "/etc/tomcat10",
-                 stop_timeout_s: float = 15.0, extra_java_opts: str = "",
-                 executor: Executor | None = None) -> None:
+    def __init__(
+        self,
+        knob_set: str = "10",
+        port: int = 0,
+        catalina_home: str = "/usr/share/tomcat10",
+        conf_dir: str = "/etc/tomcat10",
+        stop_timeout_s: float = 15.0,
+        extra_java_opts: str = "",
+        executor: Executor | None = None,
+    ) -> None:
         super().__init__(load_catalogue(render.CATALOGUE, str(knob_set)))
         self.knob_set = str(knob_set)
         self.catalogue = render.full_catalogue()
@@ -66,9 +83,11 @@ class TomcatSystem(System):
         self.catalina_home = catalina_home
         self.conf_dir = conf_dir
         self.stop_timeout_s = stop_timeout_s
-        self.extra_java_opts = extra_java_opts.split()
+        # Checked here, so a bad option is a one-line ConfigError before any test runs.
+        self.extra_java_opts = jvm_options(extra_java_opts, "system.adapter.extra_java_opts")
         self.executor = executor or LocalExecutor()
         self.base: Path | None = None
+        self.java = "java"  # the host's java, found in check_installed()
         self._java_opts: list[str] = []
 
     # -- paths (on the SUT host) ---------------------------------------------------------------
@@ -103,15 +122,25 @@ class TomcatSystem(System):
     def check_installed(self) -> None:
         """Raise ConfigError naming the fix when Tomcat, java, javac or curl is missing."""
         host = self.executor.host
-        if not self.executor.exists(f"{self.catalina_home}/bin/catalina.sh"):
-            raise ConfigError(f"on {host}: Tomcat not found at {self.catalina_home}: install it "
-                              "with `apt-get install tomcat10` or set "
-                              "system.adapter.catalina_home")
-        for program, package in (("java", "default-jdk-headless"),
-                                 ("javac", "default-jdk-headless"), ("curl", "curl")):
-            if self.executor.which(program) is None:
-                raise ConfigError(f"on {host}: {program} not found: install it with "
-                                  f"`apt-get install {package}`")
+        for relative in HOME_FILES:
+            if not self.executor.exists(f"{self.catalina_home}/{relative}"):
+                raise ConfigError(
+                    f"on {host}: Tomcat not found at {self.catalina_home} (no "
+                    f"{relative}): install it with `apt-get install tomcat10` or "
+                    "set system.adapter.catalina_home"
+                )
+        for program, package in (
+            ("java", "default-jdk-headless"),
+            ("javac", "default-jdk-headless"),
+            ("curl", "curl"),
+        ):
+            found = self.executor.which(program)
+            if found is None:
+                raise ConfigError(
+                    f"on {host}: {program} not found: install it with `apt-get install {package}`"
+                )
+            if program == "java":
+                self.java = found
 
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.check_installed()
@@ -119,8 +148,9 @@ class TomcatSystem(System):
         # Locally the session's own work folder; remotely the same name under the host's workdir.
         base = ex.session_dir(Path(workdir)) / "tomcat" / "base"
         self.base = base
-        ex.run(["mkdir", "-p", *(str(base / d) for d in ("conf", "logs", "temp", "webapps",
-                                                         "work"))])
+        ex.run(
+            ["mkdir", "-p", *(str(base / d) for d in ("conf", "logs", "temp", "webapps", "work"))]
+        )
         ex.run(["cp", *(f"{self.conf_dir}/{name}" for name in CONF_FILES), str(base / "conf")])
         webapp.build(ex, base / "webapps" / "ROOT", f"{self.catalina_home}/lib/servlet-api.jar")
         if self.port == 0:
@@ -132,16 +162,15 @@ class TomcatSystem(System):
     def apply(self, config: Config) -> None:
         values = self.catalogue.complete(config)
         base = self._base()
-        self.executor.write_text(base / "conf" / "server.xml",
-                                 render.render_server_xml(values, self.port, self.address))
+        self.executor.write_text(
+            base / "conf" / "server.xml", render.render_server_xml(values, self.port, self.address)
+        )
         self.executor.write_text(base / "conf" / "context.xml", render.render_context_xml(values))
         self._java_opts = render.java_opts(values) + self.extra_java_opts
 
-    def _env(self) -> dict[str, str]:
-        base = self._base()
-        return {"CATALINA_HOME": self.catalina_home, "CATALINA_BASE": str(base),
-                "CATALINA_PID": str(self.pid_file), "CATALINA_OUT": str(self.out_file),
-                "CATALINA_TMPDIR": str(base / "temp"), "JAVA_OPTS": " ".join(self._java_opts)}
+    def jvm_command(self) -> list[str]:
+        """The java command of the current configuration (one argument per option)."""
+        return launch.jvm_command(self.java, self.catalina_home, self._base(), self._java_opts)
 
     def _pid(self) -> int | None:
         # One read, no exists() first: remotely a read is a cheap SFTP call, a command is not.
@@ -154,8 +183,7 @@ class TomcatSystem(System):
     def _process(self, pid: int) -> tuple[bool, str]:
         """Whether ``pid`` is alive, and its command line."""
         # ps, not kill -0: an exited JVM may linger as a zombie if nobody reaps it.
-        state = self.executor.run(["ps", "-ww", "-o", "stat=,args=", "-p", str(pid)],
-                                  check=False)
+        state = self.executor.run(["ps", "-ww", "-o", "stat=,args=", "-p", str(pid)], check=False)
         stat, _, args = state.stdout.strip().partition(" ")
         return state.ok and bool(stat) and not stat.startswith("Z"), args.strip()
 
@@ -175,8 +203,20 @@ class TomcatSystem(System):
             return "(no catalina.out)"
 
     def _http_status(self, path: str = "/") -> int:
-        result = self.executor.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                                    "--max-time", "2", self.url + path], check=False)
+        result = self.executor.run(
+            [
+                "curl",
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "2",
+                self.url + path,
+            ],
+            check=False,
+        )
         text = result.stdout.strip()
         return int(text) if text.isdigit() else 0
 
@@ -185,16 +225,16 @@ class TomcatSystem(System):
         base = self._base()
         self.executor.run(["sh", "-c", 'rm -rf "$0"/logs/* "$0"/work/*', str(base)])
         started = time.perf_counter()
-        result = self.executor.run([f"{self.catalina_home}/bin/catalina.sh", "start"],
-                                   env=self._env(), cwd=str(base), check=False, timeout_s=30)
+        command = launch.launch_command(self.out_file, self.pid_file, self.jvm_command())
+        result = self.executor.run(command, cwd=str(base), check=False, timeout_s=30)
         if not result.ok:
-            raise SystemStartError(f"catalina.sh start failed: {result.describe()}",
-                                   self.log_tail())
+            raise SystemStartError(
+                f"the Tomcat JVM could not be launched: {result.describe()}", self.log_tail()
+            )
         deadline = started + timeout_s
         while True:
             if self._http_status("/") == 200:
-                log.info("Tomcat ready on %s after %.1fs", self.url,
-                         time.perf_counter() - started)
+                log.info("Tomcat ready on %s after %.1fs", self.url, time.perf_counter() - started)
                 return
             pid = self._pid()
             try:
@@ -210,8 +250,9 @@ class TomcatSystem(System):
             if time.perf_counter() > deadline:
                 tail_text = self.log_tail()
                 self.stop()
-                raise SystemStartError(f"Tomcat not ready on {self.url} within {timeout_s:g}s",
-                                       tail_text)
+                raise SystemStartError(
+                    f"Tomcat not ready on {self.url} within {timeout_s:g}s", tail_text
+                )
             time.sleep(0.2)
 
     def stop(self) -> None:
@@ -220,15 +261,22 @@ class TomcatSystem(System):
         pid = self._pid()
         alive, args = self._process(pid) if pid is not None else (False, "")
         if pid is not None and alive and not self._ours(args):
-            log.warning("pid %d in %s is not our Tomcat (%s); leaving it alone", pid,
-                        self.pid_file, args[:120])
+            log.warning(
+                "pid %d in %s is not our Tomcat (%s); leaving it alone",
+                pid,
+                self.pid_file,
+                args[:120],
+            )
         elif pid is not None and alive:
             self.executor.run(["kill", str(pid)], check=False)
             deadline = time.perf_counter() + self.stop_timeout_s
             while self._alive(pid):
                 if time.perf_counter() > deadline:
-                    log.warning("Tomcat pid %d ignored SIGTERM for %.0fs; killing it", pid,
-                                self.stop_timeout_s)
+                    log.warning(
+                        "Tomcat pid %d ignored SIGTERM for %.0fs; killing it",
+                        pid,
+                        self.stop_timeout_s,
+                    )
                     self.executor.run(["kill", "-9", str(pid)], check=False)
                     time.sleep(0.2)
                     break
@@ -238,13 +286,22 @@ class TomcatSystem(System):
     def describe(self) -> dict[str, str]:
         version = "unknown"
         try:
-            out = self.executor.run([f"{self.catalina_home}/bin/version.sh"], check=False,
-                                    env={"CATALINA_HOME": self.catalina_home}, timeout_s=30)
+            out = self.executor.run(
+                [f"{self.catalina_home}/bin/version.sh"],
+                check=False,
+                env={"CATALINA_HOME": self.catalina_home},
+                timeout_s=30,
+            )
             for line in out.stdout.splitlines():
                 if line.startswith("Server number:"):
                     version = line.split(":", 1)[1].strip()
         except ExecutorError:
             pass
-        return {**super().describe(), "tomcat_version": version, "knob_set": self.knob_set,
-                "host": self.executor.host, "address": self.address,
-                "backend": "tomcat10 (Debian), private CATALINA_BASE, wrk load"}
+        return {
+            **super().describe(),
+            "tomcat_version": version,
+            "knob_set": self.knob_set,
+            "host": self.executor.host,
+            "address": self.address,
+            "backend": "tomcat10 (Debian), private CATALINA_BASE, wrk load",
+        }
