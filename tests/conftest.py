@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,34 @@ register_configs()
 
 # The private sshd fixture (tests/sshd.py) for the remote-execution tests.
 pytest_plugins = ["tests.sshd"]
+
+#: Every process a test starts inherits this variable (its value names the test run), so a
+#: process that outlives its test — a server a session failed to stop — is found and fails it.
+LEAK_MARKER = "HARNESS_TEST_PROCESS"
+
+
+@pytest.fixture(autouse=True)
+def no_process_outlives_its_test() -> Iterator[None]:
+    """Fail any test after which a process it started is still alive (and kill those).
+
+    Autouse and function-scoped, so it is set up after the session- and module-scoped
+    fixtures (their long-lived servers do not carry the marker) and torn down last.
+    """
+    from tests.hostile import kill_all, processes_with
+
+    token = secrets.token_hex(6)
+    os.environ[LEAK_MARKER] = token
+    try:
+        yield
+    finally:
+        del os.environ[LEAK_MARKER]
+    deadline = time.monotonic() + 10  # a process killed just now may take a moment to exit
+    leftovers = processes_with(LEAK_MARKER, token)
+    while leftovers and time.monotonic() < deadline:
+        time.sleep(0.2)
+        leftovers = processes_with(LEAK_MARKER, token)
+    kill_all(leftovers)
+    assert not leftovers, f"processes outlived the test: {leftovers}"
 
 
 def group_options(group: str) -> list[str]:

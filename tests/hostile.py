@@ -56,7 +56,12 @@ def stored_lines(session: Path) -> int:
 
 def processes_of(session_id: str) -> list[tuple[int, str]]:
     """(pid, command line) of every live process started by session ``session_id``."""
-    marker = f"HARNESS_SESSION={session_id}".encode()
+    return processes_with("HARNESS_SESSION", session_id)
+
+
+def processes_with(name: str, value: str) -> list[tuple[int, str]]:
+    """(pid, command line) of every live process whose environment has ``name=value``."""
+    marker = f"{name}={value}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():

@@ -158,7 +158,7 @@ def test_two_concurrent_resumes_one_is_refused_naming_the_holder(tmp_path: Path)
         twin = run_harness(results, *SLOW_SYNTHETIC, "budget=3", "session.name=shared")
         _one_line_error(twin, "already holds a session")
     finally:
-        out, err = running.communicate(timeout=120)
+        _, err = running.communicate(timeout=120)
     assert running.returncode == 0, err
     assert [o.trial for o in SampleStore(session).load()] == list(range(60))
 

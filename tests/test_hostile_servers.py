@@ -91,7 +91,8 @@ def pg_workdir(hostile_base: Path) -> Path:
     return _folder(hostile_base, HOSTILE_PG_DIR)
 
 
-def _as_nobody(*command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _as_nobody(*command: str,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["runuser", "-u", "nobody", "--", *command], capture_output=True,
                           text=True, timeout=30, check=False, env={**os.environ, **(env or {})})
 
