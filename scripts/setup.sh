@@ -16,7 +16,7 @@ if $full; then
   $sudo_cmd apt-get update -q
   $sudo_cmd apt-get install -y -q --no-install-recommends \
     postgresql postgresql-client mariadb-server mariadb-client sysbench \
-    tomcat10 wrk curl default-jdk-headless openssh-server
+    tomcat10 wrk curl default-jdk-headless openssh-server strace
 fi
 
 python3 -m venv .venv

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from harness.errors import StoreError
 from harness.records import Observation, Status
 from harness.store import SampleStore
 from tests.hostile import ROOT, run_harness, start_harness, stored_lines, wait_for
+from tests.sshd import PrivateSSHD
 
 SLOW_SYNTHETIC = ("system=synthetic10", "tuner=lhs", "system.adapter.delay_s=0.2")
 
@@ -333,3 +335,63 @@ def test_the_lock_is_released_and_reacquirable(tmp_path: Path) -> None:
     store.unlock()
     other.lock()
     other.unlock()
+
+
+# -- a host lost in the middle of a command ---------------------------------------------------
+@pytest.mark.integration
+def test_a_connection_lost_mid_command_is_host_unreachable_not_a_crash(
+        private_sshd: PrivateSSHD) -> None:
+    from harness.errors import ExecutorError, HostUnreachable
+    from harness.remote.inventory import Inventory
+    from harness.remote.ssh import SSHExecutor
+
+    inventory = Inventory.from_config("t", [private_sshd.host()])
+    ssh = SSHExecutor(inventory.hosts[0])
+    ssh.run(["true"])
+    outcome: dict[str, BaseException] = {}
+    marker = f"sleep {4000 + os.getpid() % 1000}"
+
+    def long_command() -> None:
+        try:
+            ssh.run(marker.split(), timeout_s=120)
+        except BaseException as exc:  # the test inspects it
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=long_command)
+    worker.start()
+    wait_for(lambda: _pids_running(marker), what="the remote command to start")
+    for child in _children_of(private_sshd.pid):  # the per-connection sshd: the link dies
+        os.kill(child, signal.SIGKILL)
+    worker.join(timeout=60)
+    for pid in _pids_running(marker):
+        os.kill(pid, signal.SIGKILL)
+    error = outcome.get("error")
+    assert isinstance(error, HostUnreachable), error
+    assert not isinstance(error, ExecutorError)  # adapters must not read it as "command failed"
+    assert "connection was lost while `sleep" in str(error) or "connection lost" in str(error)
+    ssh.close()
+
+
+def _children_of(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry.name))
+            except (OSError, IndexError):
+                continue
+    return found
+
+
+def _pids_running(command: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().replace(b"\0", b" ").strip() == \
+                        command.encode():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
