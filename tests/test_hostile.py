@@ -395,3 +395,49 @@ def _pids_running(command: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_resumed_remote_session_removes_its_folder_on_the_host(
+        private_sshd: PrivateSSHD, tmp_path: Path) -> None:
+    if not Path("/usr/lib/postgresql").exists():
+        pytest.skip("postgresql is not installed")
+    results = tmp_path / "results"
+    session = results / "sessions" / "remote-resume"
+    remote = Path("/tmp/harness-remote/remote-resume")  # conf/hosts/loopback.yaml's workdir
+    args = ("system=postgres", "workload=pgbench", "workload.duration_s=2", "tuner=lhs",
+            "budget=3", "hosts=loopback", "session.name=remote-resume",
+            "system.workloads.pgbench.scale=1")
+    env = {**os.environ, **private_sshd.env()}
+    proc = start_harness(results, *args, env=env)
+    wait_for(lambda: stored_lines(session) >= 1, timeout_s=300, what="the first remote test")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, (out, err[-2000:])
+    assert remote.exists()  # kept: the session continues
+    done = run_harness(results, f"resume={session}", env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(SampleStore(session).load()) == 3
+    assert not remote.exists()
+
+
+def test_a_disk_full_at_the_end_keeps_every_test_and_says_so(
+        small_disk: Path, compose_cfg: object) -> None:
+    from harness.build import build_session
+
+    cfg = compose_cfg("system=synthetic10", "tuner=lhs", "budget=4",  # type: ignore[operator]
+                      f"results_dir={small_disk / 'results'}")
+    session = build_session(cfg)
+    append = session.store.append
+
+    def append_then_fill(obs: Observation, reference: bool = False) -> None:
+        append(obs, reference)
+        if obs.trial == 3:
+            _fill(small_disk)  # the disk fills up after the last test
+
+    session.store.append = append_then_fill  # type: ignore[method-assign]
+    result = session.run()
+    assert result.status == "FINISHED"
+    assert "cannot write" in result.message and "free some disk space" in result.message
+    assert [o.trial for o in SampleStore(session.store.directory).load()] == [0, 1, 2, 3]
