@@ -20,6 +20,7 @@ from harness.config import register_configs
 from harness.errors import HarnessError
 from harness.records import Observation
 from harness.report import format_value, summary
+from harness.tracking import take_credentials
 
 log = logging.getLogger("harness")
 #: Exit codes: 0 finished, 1 aborted, 2 bad input (before any test), 130 interrupted.
@@ -128,11 +129,25 @@ def _children() -> list[int]:
     return found
 
 
+def _without_credentials(argument: str) -> str:
+    """A ``tracking.uri=`` override with its user:password moved into MLflow's variables."""
+    key, sep, value = argument.partition("=")
+    if sep and key.lstrip("+") == "tracking.uri":
+        return f"{key}={take_credentials(value)}"
+    return argument
+
+
 def main() -> None:
     """``python -m harness``: private files, Ctrl-C that always works, and exit codes."""
     # Results, logs and secrets are the user's: nothing we create is readable by others.
     os.umask(0o077)
     _STOP.sweep = any(a in ("-m", "--multirun") for a in sys.argv[1:])
+    try:
+        # before Hydra writes the command line into the run folder (.hydra/*.yaml)
+        sys.argv[1:] = [_without_credentials(a) for a in sys.argv[1:]]
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
     # Installed explicitly: a process started in the background of a script inherits SIGINT
     # as ignored, and a session must still stop on it (each session installs its own
     # handler while it runs; this one covers the time between sessions).

@@ -30,7 +30,7 @@ from harness.session import Session, SessionOptions
 from harness.space import Config
 from harness.store import SampleStore
 from harness.system import System, Workload
-from harness.tracking import make_tracker
+from harness.tracking import make_tracker, redact_uri, take_credentials
 
 __all__ = [
     "RESUME_OVERRIDABLE",
@@ -292,7 +292,8 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
                           "seed and budget)")
     tuner_name = getattr(tuner_factory.func, "name", tuner_factory.func.__name__)
     _check_tuner_options(tuner_factory, tuner_name)
-    tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri))
+    tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri),
+                           results_dir=results)
 
     if resume_dir:
         store = SampleStore(resume_dir)
@@ -313,9 +314,15 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
                 keys.TAG_OBJECTIVE: objective.metric, keys.TAG_DIRECTION: objective.direction,
                 keys.TAG_SYSTEM_KIND: system.kind,
                 **{f"harness.system.{k}": str(v) for k, v in system.describe().items()}}
-        params = _flatten(_container(cfg))
+        params = {k: redact_uri(v) if isinstance(v, str) else v
+                  for k, v in _flatten(_container(cfg)).items()}
+        stored = OmegaConf.to_container(cfg, resolve=False)
+        assert isinstance(stored, dict)
+        uri = stored["tracking"].get("uri")
+        if isinstance(uri, str) and "${" not in uri:  # an ${oc.env:...} stays as written
+            stored["tracking"]["uri"] = take_credentials(uri)
         store.create({"session_id": session_id, "created": time.time(),
-                      "config": OmegaConf.to_container(cfg, resolve=False),
+                      "config": stored,
                       "experiment": experiment, "tags": tags, "params": params,
                       "artifact_root": str((results / "mlartifacts").resolve())})
     # Absolute: adapters hand this path to servers and scripts that run in other folders.

@@ -226,7 +226,10 @@ class Session:
         result = SessionResult(self.session_id, self.store.directory, self.objective,
                                observations, references, status, self.tracker.where(),
                                message=message, tuner_seconds=self.tuner.compute_seconds)
-        self._finish(result)
+        try:
+            self._finish(result)
+        finally:
+            self.tracker.close()  # send (or report) whatever tracking still has queued
         return result
 
     def _teardown(self) -> None:

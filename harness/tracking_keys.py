@@ -37,8 +37,12 @@ METRIC_FAILED_TESTS = "failed_tests"
 
 # Prefixes
 PREFIX_METRIC = "result."  # every workload metric of a test, e.g. result.tps
-PREFIX_CONFIG = "config."  # best configuration on the session run
+PREFIX_CONFIG = "config."  # knob values: params of a test run, columns of the samples table
+# The best configuration on the session run. Tags, not params: params are write-once and the
+# best changes when a session is resumed.
+PREFIX_BEST = "harness.best."  # e.g. harness.best.io_threads = 8
 
 ARTIFACT_SAMPLES = "samples"
 ARTIFACT_TUNER = "tuner"
 ARTIFACT_LOGS = "logs"
+ARTIFACT_BEST_CONFIG = "best_config.json"  # {knob: value} of the best test, rewritten at the end

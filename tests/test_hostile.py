@@ -441,3 +441,19 @@ def test_a_disk_full_at_the_end_keeps_every_test_and_says_so(
     assert result.status == "FINISHED"
     assert "cannot write" in result.message and "free some disk space" in result.message
     assert [o.trial for o in SampleStore(session.store.directory).load()] == [0, 1, 2, 3]
+
+
+def test_credentials_in_the_tracking_uri_are_never_written_or_printed(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on: the server is "down"
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    results = tmp_path / "results"
+    done = run_harness(results, "system=synthetic10", "budget=3",
+                       f"tracking.uri=http://alice:s3cr3t-pw@127.0.0.1:{port}", timeout_s=120)
+    _one_line_error(done, "cannot open the MLflow tracking store http://127.0.0.1")
+    assert "s3cr3t-pw" not in done.stdout + done.stderr
+    for path in results.rglob("*"):
+        if path.is_file():
+            assert b"s3cr3t-pw" not in path.read_bytes(), path
