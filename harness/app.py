@@ -15,7 +15,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from harness.build import build_session
+from harness.build import build_session, ensure_results_dir
 from harness.config import register_configs
 from harness.errors import HarnessError
 from harness.records import Observation
@@ -137,6 +137,16 @@ def _without_credentials(argument: str) -> str:
     return argument
 
 
+def _last_value(arguments: list[str], key: str) -> str | None:
+    """The value the command line gives ``key`` (the last ``key=`` wins, as in Hydra)."""
+    found = None
+    for argument in arguments:
+        name, sep, value = argument.partition("=")
+        if sep and name.lstrip("+") == key:
+            found = value
+    return found
+
+
 def main() -> None:
     """``python -m harness``: private files, Ctrl-C that always works, and exit codes."""
     # Results, logs and secrets are the user's: nothing we create is readable by others.
@@ -145,6 +155,9 @@ def main() -> None:
     try:
         # before Hydra writes the command line into the run folder (.hydra/*.yaml)
         sys.argv[1:] = [_without_credentials(a) for a in sys.argv[1:]]
+        # Hydra creates its run folder under results_dir before any of our code runs, and
+        # answers an unwritable or full one with a traceback
+        ensure_results_dir(Path(_last_value(sys.argv[1:], "results_dir") or "results"))
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -36,6 +36,7 @@ __all__ = [
     "RESUME_OVERRIDABLE",
     "build_session",
     "check_resume_overrides",
+    "ensure_results_dir",
     "load_resumed_config",
     "make_objective",
     "validate_session_name",
@@ -216,7 +217,12 @@ def _git_revision() -> str:
 
 
 def _results_dir(cfg: DictConfig) -> Path:
-    folder = Path(cfg.results_dir)
+    return ensure_results_dir(Path(cfg.results_dir))
+
+
+def ensure_results_dir(folder: Path) -> Path:
+    """``folder``, created if missing (0711) and probed with a write, or a one-line
+    ConfigError (unwritable, not a folder, a full disk)."""
     try:
         if not folder.exists():
             folder.mkdir(parents=True)

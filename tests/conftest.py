@@ -43,10 +43,10 @@ def no_process_outlives_its_test() -> Iterator[None]:
     finally:
         del os.environ[LEAK_MARKER]
     deadline = time.monotonic() + 10  # a process killed just now may take a moment to exit
-    leftovers = processes_with(LEAK_MARKER, token)
+    leftovers = _strays(processes_with(LEAK_MARKER, token))
     while leftovers and time.monotonic() < deadline:
         time.sleep(0.2)
-        leftovers = processes_with(LEAK_MARKER, token)
+        leftovers = _strays(processes_with(LEAK_MARKER, token))
     kill_all(leftovers)
     assert not leftovers, f"processes outlived the test: {leftovers}"
 
@@ -70,3 +70,12 @@ def compose_cfg(tmp_path: Path) -> Callable[..., DictConfig]:
             return compose(config_name="config", overrides=[*base, *overrides])
 
     return _compose
+
+
+def _strays(processes: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Leave out Python's own pool helpers, which serve this pytest process until it exits
+    (multiprocessing's resource tracker, joblib/loky's reusable workers)."""
+    helpers = ("multiprocessing.resource_tracker", "joblib.externals.loky",
+               "multiprocessing.forkserver")
+    return [(pid, cmd) for pid, cmd in processes if not any(h in cmd for h in helpers)]
+
