@@ -63,8 +63,9 @@ def choose_maximin(designs: Sequence[np.ndarray]) -> int:
     return int(np.argmax(scores))
 
 
-def dds(m: int, low: np.ndarray, high: np.ndarray, rng: np.random.Generator,
-        designs: int) -> np.ndarray:
+def dds(
+    m: int, low: np.ndarray, high: np.ndarray, rng: np.random.Generator, designs: int
+) -> np.ndarray:
     """Divide-and-diverge sampling: ``m`` points in the box ``[low, high]``.
 
     Every dimension is split into ``m`` equal cells; ``designs`` candidate Latin-hypercube
@@ -89,8 +90,9 @@ def dds(m: int, low: np.ndarray, high: np.ndarray, rng: np.random.Generator,
     return low + (best_cells + rng.random((m, dim))) * width
 
 
-def bound(best: np.ndarray, others: np.ndarray, low: np.ndarray,
-          high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def bound(
+    best: np.ndarray, others: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The RBS box around ``best``: per dimension, the nearest other value below and above.
 
     A side with no other point strictly below (above) keeps the current bound; the result is
@@ -129,8 +131,15 @@ class BestConfigTuner(Tuner):
 
     name = "bestconfig"
 
-    def __init__(self, space: Space, seed: int = 0, budget: int = 100, m: int = 20,
-                 R: int = 5, designs: int | None = None) -> None:
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        budget: int = 100,
+        m: int = 20,
+        R: int = 5,
+        designs: int | None = None,
+    ) -> None:
         super().__init__(space, seed, budget)
         if m < 2:
             raise ValueError(f"bestconfig: m (tests per round) must be >= 2, got {m}")
@@ -161,16 +170,24 @@ class BestConfigTuner(Tuner):
         while n > 0:
             rnd = self._round
             if rnd is None:
-                rnd = self._round = _Round(dds(min(self.m, self.budget - trial), self.low,
-                                               self.high, self.rng, self.designs))
+                rnd = self._round = _Round(
+                    dds(
+                        min(self.m, self.budget - trial),
+                        self.low,
+                        self.high,
+                        self.rng,
+                        self.designs,
+                    )
+                )
             elif rnd.handed == len(rnd.points):
                 # Asked again before the round was told: enlarge the round in the same box.
-                rnd.points = np.vstack([rnd.points,
-                                        dds(n, self.low, self.high, self.rng, self.designs)])
+                rnd.points = np.vstack(
+                    [rnd.points, dds(n, self.low, self.high, self.rng, self.designs)]
+                )
             take = min(n, len(rnd.points) - rnd.handed)
             for k in range(take):
                 self._slot[trial + k] = rnd.handed + k
-            out.append(rnd.points[rnd.handed:rnd.handed + take])
+            out.append(rnd.points[rnd.handed : rnd.handed + take])
             rnd.handed += take
             trial += take
             n -= take
@@ -206,16 +223,27 @@ class BestConfigTuner(Tuner):
             self.best_score = scores[k]
             others = np.delete(np.array(points), k, axis=0)
             self.low, self.high = bound(points[k], others, self.low, self.high)
-            log.debug("bestconfig round %d: new best %.4g, box volume %.3g", self.rounds_done,
-                      self.best_score, float(np.prod(self.high - self.low)))
+            log.debug(
+                "bestconfig round %d: new best %.4g, box volume %.3g",
+                self.rounds_done,
+                self.best_score,
+                float(np.prod(self.high - self.low)),
+            )
         else:
             self.restarts += 1
             if self.restarts == self.R:
-                log.info("bestconfig: %d restarts used; whole-space rounds continue until the "
-                         "budget is spent", self.R)
+                log.info(
+                    "bestconfig: %d restarts used; whole-space rounds continue until the "
+                    "budget is spent",
+                    self.R,
+                )
             self.low, self.high = np.zeros(self.space.dim), np.ones(self.space.dim)
 
     def summary(self) -> dict[str, object]:
         """Search statistics for reports: rounds, restarts, the current box."""
-        return {"rounds": self.rounds_done, "restarts": self.restarts,
-                "box_low": self.low.tolist(), "box_high": self.high.tolist()}
+        return {
+            "rounds": self.rounds_done,
+            "restarts": self.restarts,
+            "box_low": self.low.tolist(),
+            "box_high": self.high.tolist(),
+        }

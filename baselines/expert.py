@@ -46,9 +46,11 @@ def load_rules(system: str) -> ModuleType:
         except ModuleNotFoundError as exc:
             if exc.name not in (module, f"systems.{name}"):
                 raise  # the rules module exists but one of its own imports is missing
-    raise ConfigError(f"system {system!r} has no expert rules: write systems/"
-                      f"{candidates[-1]}/expert.py with manual(space, machine) and "
-                      f"script(space, machine), or pick another tuner")
+    raise ConfigError(
+        f"system {system!r} has no expert rules: write systems/"
+        f"{candidates[-1]}/expert.py with manual(space, machine) and "
+        f"script(space, machine), or pick another tuner"
+    )
 
 
 def _clip(space: Space, setting: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,13 +61,22 @@ def _clip(space: Space, setting: Mapping[str, Any]) -> dict[str, Any]:
             log.info("expert rule for %r ignored: not in this knob set", name)
             continue
         knob = space[name]
-        if knob.type in ("int", "float") and isinstance(value, int | float) \
-                and not isinstance(value, bool):
+        if (
+            knob.type in ("int", "float")
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+        ):
             low, high = float(knob.low), float(knob.high)  # type: ignore[arg-type]
             if not low <= value <= high:
                 inside = min(max(value, low), high)
-                log.warning("expert value %s=%s is outside [%s, %s]; clipped to %s",
-                            name, value, knob.low, knob.high, inside)
+                log.warning(
+                    "expert value %s=%s is outside [%s, %s]; clipped to %s",
+                    name,
+                    value,
+                    knob.low,
+                    knob.high,
+                    inside,
+                )
                 value = inside
             if knob.type == "int":
                 value = round(value)
@@ -73,14 +84,14 @@ def _clip(space: Space, setting: Mapping[str, Any]) -> dict[str, Any]:
     return clipped
 
 
-def expert_setting(space: Space, system: str, style: str,
-                   machine: Machine | None = None) -> Config:
+def expert_setting(
+    space: Space, system: str, style: str, machine: Machine | None = None
+) -> Config:
     """The full expert configuration: the default with the rules' values applied."""
     if style not in STYLES:
         raise ConfigError(f"expert style {style!r} is unknown; use one of {', '.join(STYLES)}")
     rules: Callable[[Space, Machine], Mapping[str, Any]] = getattr(load_rules(system), style)
-    partial = space.validate(_clip(space, rules(space, machine or Machine.detect())),
-                             partial=True)
+    partial = space.validate(_clip(space, rules(space, machine or Machine.detect())), partial=True)
     return {**space.default(), **partial}
 
 
@@ -89,8 +100,9 @@ class ExpertTuner(Tuner):
 
     name = "expert"
 
-    def __init__(self, space: Space, seed: int = 0, budget: int = 2, system: str = "",
-                 style: str = "manual") -> None:
+    def __init__(
+        self, space: Space, seed: int = 0, budget: int = 2, system: str = "", style: str = "manual"
+    ) -> None:
         super().__init__(space, seed, budget)
         self.system, self.style = system, style
         self.name = f"expert_{style}"
@@ -98,8 +110,12 @@ class ExpertTuner(Tuner):
         self.preferred_batch = min(2, budget)
 
     def params(self) -> dict[str, object]:
-        return {**super().params(), "system": self.system, "style": self.style,
-                "setting": dict(self.setting)}
+        return {
+            **super().params(),
+            "system": self.system,
+            "style": self.style,
+            "setting": dict(self.setting),
+        }
 
     def _propose(self, n: int) -> list[Config]:
         return [dict(self.setting) for _ in range(n)]

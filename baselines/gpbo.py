@@ -73,10 +73,22 @@ def _ei_class() -> type:
             super().__init__(xi=xi, random_state=random_state)
             self.sizes = {"n_random": n_random, "n_smart": n_smart}
 
-        def suggest(self, gp: Any, target_space: Any, n_random: int = 0, n_smart: int = 0,
-                    fit_gp: bool = True, random_state: Any = None) -> Any:
-            return super().suggest(gp=gp, target_space=target_space, fit_gp=fit_gp,
-                                   random_state=random_state, **self.sizes)
+        def suggest(
+            self,
+            gp: Any,
+            target_space: Any,
+            n_random: int = 0,
+            n_smart: int = 0,
+            fit_gp: bool = True,
+            random_state: Any = None,
+        ) -> Any:
+            return super().suggest(
+                gp=gp,
+                target_space=target_space,
+                fit_gp=fit_gp,
+                random_state=random_state,
+                **self.sizes,
+            )
 
     return ExpectedImprovementSized
 
@@ -94,15 +106,24 @@ class GPBOTuner(Tuner):
 
     name = "gpbo"
 
-    def __init__(self, space: Space, seed: int = 0, budget: int = 100, n_initial: int = 10,
-                 xi: float = 0.01, typed: bool = True, n_random: int = 10_000,
-                 n_smart: int = 10) -> None:
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        budget: int = 100,
+        n_initial: int = 10,
+        xi: float = 0.01,
+        typed: bool = True,
+        n_random: int = 10_000,
+        n_smart: int = 10,
+    ) -> None:
         super().__init__(space, seed, budget)
         try:
             import bayes_opt  # noqa: F401 - fail early with the fix
         except ImportError as exc:  # pragma: no cover - a core dependency
-            raise ImportError("gpbo needs the bayesian-optimization package: "
-                              "pip install bayesian-optimization") from exc
+            raise ImportError(
+                "gpbo needs the bayesian-optimization package: pip install bayesian-optimization"
+            ) from exc
         self.n_initial = max(int(n_initial), 1)
         self.xi = float(xi)
         self.typed = bool(typed)
@@ -115,9 +136,15 @@ class GPBOTuner(Tuner):
     def params(self) -> dict[str, object]:
         import bayes_opt
 
-        return {**super().params(), "n_initial": self.n_initial, "xi": self.xi,
-                "typed": self.typed, "n_random": self.n_random, "n_smart": self.n_smart,
-                "bayes_opt_version": bayes_opt.__version__}
+        return {
+            **super().params(),
+            "n_initial": self.n_initial,
+            "xi": self.xi,
+            "typed": self.typed,
+            "n_random": self.n_random,
+            "n_smart": self.n_smart,
+            "bayes_opt_version": bayes_opt.__version__,
+        }
 
     # -- knob <-> bayes_opt parameter -----------------------------------------------------
     def _continuous(self, knob: Knob) -> bool:
@@ -141,8 +168,11 @@ class GPBOTuner(Tuner):
         params: dict[str, Any] = {}
         for i, knob in enumerate(self.space.knobs):
             value = config[knob.name]
-            params[_key(i)] = knob.encode(value) if self._continuous(knob) else (
-                int(value) if knob.type == "int" else str(value))
+            params[_key(i)] = (
+                knob.encode(value)
+                if self._continuous(knob)
+                else (int(value) if knob.type == "int" else str(value))
+            )
         return params
 
     def _to_config(self, params: dict[str, Any]) -> Config:
@@ -160,7 +190,7 @@ class GPBOTuner(Tuner):
     # -- proposing ------------------------------------------------------------------------
     def _propose(self, n: int) -> list[Config] | np.ndarray:
         if self._handed < len(self._design):
-            points = self._design[self._handed:self._handed + n]
+            points = self._design[self._handed : self._handed + n]
             self._handed += len(points)
             return points
         return [self._suggest()]  # one step at a time: fewer than n is allowed
@@ -179,9 +209,13 @@ class GPBOTuner(Tuner):
             # hyper-parameter convergence; neither is actionable per step.
             warnings.simplefilter("ignore")
             optimizer = BayesianOptimization(
-                f=None, pbounds=self._pbounds(), random_state=state, verbose=0,
+                f=None,
+                pbounds=self._pbounds(),
+                random_state=state,
+                verbose=0,
                 acquisition_function=_make_ei(self.xi, self.n_random, self.n_smart, state),
-                allow_duplicate_points=True)
+                allow_duplicate_points=True,
+            )
             for obs, score in zip(self.history, self.scores(), strict=True):
                 optimizer.register(params=self._to_params(obs.config), target=float(score))
             if not self.history:  # asked again before anything was told
@@ -193,6 +227,7 @@ class GPBOTuner(Tuner):
             log.debug("gpbo: suggestion repeats a measured setting; testing a random one")
             config = self.space.decode(self.rng.random(self.space.dim))
             fallback = True
-        self.step_log.append(StepRecord(trial, time.perf_counter() - started,
-                                        len(self.history), fallback))
+        self.step_log.append(
+            StepRecord(trial, time.perf_counter() - started, len(self.history), fallback)
+        )
         return config

@@ -50,8 +50,14 @@ class OptunaTuner(Tuner):
 
     name = "optuna"
 
-    def __init__(self, space: Space, seed: int = 0, budget: int = 100, sampler: str = "tpe",
-                 n_startup_trials: int = 10) -> None:
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        budget: int = 100,
+        sampler: str = "tpe",
+        n_startup_trials: int = 10,
+    ) -> None:
         super().__init__(space, seed, budget)
         optuna = _import_optuna()
         if sampler not in SAMPLERS:
@@ -60,12 +66,12 @@ class OptunaTuner(Tuner):
             try:
                 import torch  # noqa: F401 - GPSampler imports it lazily, fail early instead
             except ImportError as exc:
-                raise ImportError("optuna_gp (Optuna's GPSampler) needs PyTorch: "
-                                  "pip install torch") from exc
+                raise ImportError(
+                    "optuna_gp (Optuna's GPSampler) needs PyTorch: pip install torch"
+                ) from exc
             chosen = optuna.samplers.GPSampler(seed=self.seed, n_startup_trials=n_startup_trials)
         else:
-            chosen = optuna.samplers.TPESampler(seed=self.seed,
-                                                n_startup_trials=n_startup_trials)
+            chosen = optuna.samplers.TPESampler(seed=self.seed, n_startup_trials=n_startup_trials)
         self.sampler, self.n_startup_trials = sampler, int(n_startup_trials)
         self.name = f"optuna_{sampler}"
         self._optuna = optuna
@@ -75,9 +81,12 @@ class OptunaTuner(Tuner):
         self.preferred_batch = 1
 
     def params(self) -> dict[str, object]:
-        return {**super().params(), "sampler": self.sampler,
-                "n_startup_trials": self.n_startup_trials,
-                "optuna_version": self._optuna.__version__}
+        return {
+            **super().params(),
+            "sampler": self.sampler,
+            "n_startup_trials": self.n_startup_trials,
+            "optuna_version": self._optuna.__version__,
+        }
 
     def _propose(self, n: int) -> list[Config]:
         trial_number = max(self._asked, 1)  # trial 0 is the default, put first by the base
@@ -99,7 +108,11 @@ class OptunaTuner(Tuner):
             return
         if trial is not None:  # the session measured something else under that number
             self.study.tell(trial, state=state.FAIL)
-        self.study.add_trial(self._optuna.trial.create_trial(
-            params=dict(obs.config), distributions=self._dists,
-            value=float(obs.score) if obs.ok else None,  # type: ignore[arg-type]
-            state=state.COMPLETE if obs.ok else state.FAIL))
+        self.study.add_trial(
+            self._optuna.trial.create_trial(
+                params=dict(obs.config),
+                distributions=self._dists,
+                value=float(obs.score) if obs.ok else None,  # type: ignore[arg-type]
+                state=state.COMPLETE if obs.ok else state.FAIL,
+            )
+        )

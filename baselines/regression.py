@@ -21,8 +21,13 @@ import numpy as np
 from harness.space import Space
 from harness.tuner import Tuner
 
-__all__ = ["MODELS", "RegressionTuner", "holdout_max_relative_error", "make_model",
-           "max_relative_error"]
+__all__ = [
+    "MODELS",
+    "RegressionTuner",
+    "holdout_max_relative_error",
+    "make_model",
+    "max_relative_error",
+]
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +81,14 @@ def max_relative_error(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.max(np.abs(y_true - y_pred) / np.abs(y_true)))
 
 
-def holdout_max_relative_error(model: str, x_train: np.ndarray, y_train: np.ndarray,
-                               x_test: np.ndarray, y_test: np.ndarray, seed: int = 0) -> float:
+def holdout_max_relative_error(
+    model: str,
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    seed: int = 0,
+) -> float:
     """Fit ``model`` on the training samples and return its max relative error on held-out
     samples (points in [0, 1]^d, e.g. ``space.encode_many(configs)``; raw metric values)."""
     regressor = make_model(model, seed).fit(np.asarray(x_train), np.asarray(y_train))
@@ -89,12 +100,21 @@ class RegressionTuner(Tuner):
 
     name = "regression"
 
-    def __init__(self, space: Space, seed: int = 0, budget: int = 100, model: str = "rfr",
-                 n_initial: int = 50, batch: int = 10, n_candidates: int = 5000) -> None:
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        budget: int = 100,
+        model: str = "rfr",
+        n_initial: int = 50,
+        batch: int = 10,
+        n_candidates: int = 5000,
+    ) -> None:
         super().__init__(space, seed, budget)
         if model not in MODELS:
-            raise ValueError(f"unknown regression model {model!r}; choose one of "
-                             f"{', '.join(MODELS)}")
+            raise ValueError(
+                f"unknown regression model {model!r}; choose one of {', '.join(MODELS)}"
+            )
         self.model, self.name = model, model
         self.n_initial = max(int(n_initial), 1)
         self.batch, self.n_candidates = max(int(batch), 1), max(int(n_candidates), 1)
@@ -104,12 +124,17 @@ class RegressionTuner(Tuner):
         self.preferred_batch = min(len(self._design) + 1, budget)
 
     def params(self) -> dict[str, object]:
-        return {**super().params(), "model": self.model, "n_initial": self.n_initial,
-                "batch": self.batch, "n_candidates": self.n_candidates}
+        return {
+            **super().params(),
+            "model": self.model,
+            "n_initial": self.n_initial,
+            "batch": self.batch,
+            "n_candidates": self.n_candidates,
+        }
 
     def _propose(self, n: int) -> np.ndarray:
         if self._handed < len(self._design):
-            points = self._design[self._handed:self._handed + n]
+            points = self._design[self._handed : self._handed + n]
             self._handed += len(points)
             if self._handed == len(self._design):
                 self.preferred_batch = self.batch
@@ -134,6 +159,7 @@ class RegressionTuner(Tuner):
             chosen.append(candidates[i])
             if len(chosen) == n:
                 break
-        log.debug("%s round %d: best predicted %.4g", self.model, self.fit_count,
-                  float(predicted.max()))
+        log.debug(
+            "%s round %d: best predicted %.4g", self.model, self.fit_count, float(predicted.max())
+        )
         return np.array(chosen).reshape(-1, self.space.dim)

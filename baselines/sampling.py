@@ -29,7 +29,7 @@ class LHSTuner(Tuner):
     def _propose(self, n: int) -> np.ndarray:
         if self._next + n > len(self._design):  # asked beyond the budget: extend, stay valid
             self._design = np.vstack([self._design, self.lhs(max(n, 1))])
-        points = self._design[self._next:self._next + n]
+        points = self._design[self._next : self._next + n]
         self._next += n
         return points
 

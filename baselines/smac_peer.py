@@ -31,11 +31,19 @@ def _hyperparameter(knob: Knob) -> Any:
     from ConfigSpace import Categorical, Float, Integer
 
     if knob.type == "float":
-        return Float(knob.name, (float(knob.low), float(knob.high)),  # type: ignore[arg-type]
-                     default=float(knob.default), log=knob.log)
+        return Float(
+            knob.name,
+            (float(knob.low), float(knob.high)),  # type: ignore[arg-type]
+            default=float(knob.default),
+            log=knob.log,
+        )
     if knob.type == "int":
-        return Integer(knob.name, (int(knob.low), int(knob.high)),  # type: ignore[arg-type]
-                       default=int(knob.default), log=knob.log)
+        return Integer(
+            knob.name,
+            (int(knob.low), int(knob.high)),  # type: ignore[arg-type]
+            default=int(knob.default),
+            log=knob.log,
+        )
     values = [str(v) for v in (knob.values if knob.type == "enum" else (False, True))]
     return Categorical(knob.name, values, default=str(knob.default))
 
@@ -55,15 +63,24 @@ class SMACTuner(Tuner):
         self.config_space = ConfigurationSpace(seed=self.seed)
         self.config_space.add([_hyperparameter(k) for k in space.knobs])
         self._workdir = tempfile.TemporaryDirectory(prefix="smac-")
-        scenario = Scenario(self.config_space, deterministic=True, n_trials=max(budget, 2),
-                            seed=self.seed, output_directory=Path(self._workdir.name))
+        scenario = Scenario(
+            self.config_space,
+            deterministic=True,
+            n_trials=max(budget, 2),
+            seed=self.seed,
+            output_directory=Path(self._workdir.name),
+        )
         # The facade's default encoder log-scales costs, which needs positive costs; -score is
         # negative, so the plain encoder is used.
         from smac.runhistory.encoder import RunHistoryEncoder
 
         self.smac = HyperparameterOptimizationFacade(
-            scenario, target_function=_never_called, overwrite=True, logging_level=40,
-            runhistory_encoder=RunHistoryEncoder(scenario))
+            scenario,
+            target_function=_never_called,
+            overwrite=True,
+            logging_level=40,
+            runhistory_encoder=RunHistoryEncoder(scenario),
+        )
         self._pending: dict[int, Any] = {}  # trial number -> SMAC TrialInfo
         # SMAC needs a seed on every told trial; observations it did not ask for (the default)
         # wait here until its first ask shows which seed its intensifier uses.
@@ -74,15 +91,23 @@ class SMACTuner(Tuner):
     def params(self) -> dict[str, object]:
         import smac
 
-        return {**super().params(), "facade": "HyperparameterOptimizationFacade",
-                "smac_version": smac.version}
+        return {
+            **super().params(),
+            "facade": "HyperparameterOptimizationFacade",
+            "smac_version": smac.version,
+        }
 
     def _to_config(self, values: dict[str, Any]) -> Config:
         config: Config = {}
         for knob in self.space.knobs:
             value = values[knob.name]
-            config[knob.name] = knob.check(str(value) if knob.type in ("enum", "bool")
-                                           else value.item() if hasattr(value, "item") else value)
+            config[knob.name] = knob.check(
+                str(value)
+                if knob.type in ("enum", "bool")
+                else value.item()
+                if hasattr(value, "item")
+                else value
+            )
         return config
 
     def _propose(self, n: int) -> list[Config]:
@@ -109,10 +134,15 @@ class SMACTuner(Tuner):
             if self._seed_of_trials is None:
                 self._unseeded.append(obs)
                 return
-            values = {k.name: (str(obs.config[k.name]) if k.type in ("enum", "bool")
-                               else obs.config[k.name]) for k in self.space.knobs}
-            info = TrialInfo(config=Configuration(self.config_space, values=values),
-                             seed=self._seed_of_trials)
+            values = {
+                k.name: (
+                    str(obs.config[k.name]) if k.type in ("enum", "bool") else obs.config[k.name]
+                )
+                for k in self.space.knobs
+            }
+            info = TrialInfo(
+                config=Configuration(self.config_space, values=values), seed=self._seed_of_trials
+            )
         if obs.ok:
             value = TrialValue(cost=-float(obs.score))  # type: ignore[arg-type]
         else:

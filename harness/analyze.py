@@ -61,7 +61,7 @@ def _importances(art: Artifacts) -> np.ndarray | None:
     if values is None:
         return None
     if values.size == 2 * art.space.dim:  # concat induction: [Xa columns, Xb columns]
-        values = values[: art.space.dim] + values[art.space.dim:]
+        values = values[: art.space.dim] + values[art.space.dim :]
     return values if values.size == art.space.dim else None
 
 
@@ -84,9 +84,15 @@ def knob_influence(art: Artifacts, probes: int = 16) -> list[KnobInfluence]:
                 continue
             wins = predict_better(art.model, induce_against(variants, best, induction, bits))
             shares.append(float(wins.mean()))
-        result.append(KnobInfluence(knob.name, art.configs[art.best_index][knob.name],
-                                    shares[0], shares[1],
-                                    None if importances is None else float(importances[i])))
+        result.append(
+            KnobInfluence(
+                knob.name,
+                art.configs[art.best_index][knob.name],
+                shares[0],
+                shares[1],
+                None if importances is None else float(importances[i]),
+            )
+        )
     return result
 
 
@@ -102,12 +108,16 @@ def format_table(rows: list[KnobInfluence]) -> str:
     """A plain-text table, most important knobs first (importance unknown: catalogue order)."""
     ordered = sorted(rows, key=lambda r: -(r.importance or 0.0))
     width = max(len("knob"), *(len(r.knob) for r in rows))
-    lines = [f"{'knob':<{width}}  {'best value':>14}  {'raise':>5}  {'lower':>5}  "
-             f"{'verdict':<7}  importance"]
+    lines = [
+        f"{'knob':<{width}}  {'best value':>14}  {'raise':>5}  {'lower':>5}  "
+        f"{'verdict':<7}  importance"
+    ]
     for r in ordered:
         importance = "n/a" if r.importance is None else f"{r.importance:.3f}"
-        lines.append(f"{r.knob:<{width}}  {_value(r.best_value):>14}  {_fmt(r.raise_share):>5}  "
-                     f"{_fmt(r.lower_share):>5}  {r.verdict:<7}  {importance}")
+        lines.append(
+            f"{r.knob:<{width}}  {_value(r.best_value):>14}  {_fmt(r.raise_share):>5}  "
+            f"{_fmt(r.lower_share):>5}  {r.verdict:<7}  {importance}"
+        )
     return "\n".join(lines)
 
 
@@ -138,10 +148,15 @@ def plot_influence(rows: list[KnobInfluence], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.analyze",
-                                     description="Knob influence from a saved ClassyTune model.")
-    parser.add_argument("directory", type=Path,
-                        help="ClassyTune artifact directory (or the session folder holding it)")
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.analyze",
+        description="Knob influence from a saved ClassyTune model.",
+    )
+    parser.add_argument(
+        "directory",
+        type=Path,
+        help="ClassyTune artifact directory (or the session folder holding it)",
+    )
     parser.add_argument("--probes", type=int, default=16, help="values tried per direction")
     parser.add_argument("--out", type=Path, help="PNG path (default: <dir>/knob_influence.png)")
     args = parser.parse_args(argv)
@@ -154,8 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     best = art.configs[art.best_index]
-    print(f"best measured setting (trial {art.settings.get('best_trial')}, score "
-          f"{art.scores[art.best_index]:g}): {best}")
+    print(
+        f"best measured setting (trial {art.settings.get('best_trial')}, score "
+        f"{art.scores[art.best_index]:g}): {best}"
+    )
     print(format_table(rows))
     print(f"plot: {out}")
     return 0

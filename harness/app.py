@@ -33,8 +33,14 @@ CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 def _progress(total: int, initial: int, enabled: bool, unit: str) -> Any:
     from tqdm import tqdm
 
-    bar = tqdm(total=total, initial=initial, unit="test", disable=not enabled,
-               dynamic_ncols=True, file=sys.stderr)
+    bar = tqdm(
+        total=total,
+        initial=initial,
+        unit="test",
+        disable=not enabled,
+        dynamic_ncols=True,
+        file=sys.stderr,
+    )
 
     def update(obs: Observation, best: float | None) -> None:
         bar.update(1)
@@ -52,11 +58,19 @@ def run(cfg: DictConfig) -> float | None:
     session = build_session(cfg, overrides)
     done = len(session.store.load())
     tuner_name = getattr(getattr(session.tuner_factory, "func", None), "name", "tuner")
-    log.info("session %s: %s on %s/%s, budget %d (%d done), folder %s", session.session_id,
-             tuner_name, session.system.name, session.workload.name,
-             session.options.budget, done, session.store.directory)
-    bar, update = _progress(session.options.budget, done, session.options.progress,
-                            session.objective.unit)
+    log.info(
+        "session %s: %s on %s/%s, budget %d (%d done), folder %s",
+        session.session_id,
+        tuner_name,
+        session.system.name,
+        session.workload.name,
+        session.options.budget,
+        done,
+        session.store.directory,
+    )
+    bar, update = _progress(
+        session.options.budget, done, session.options.progress, session.objective.unit
+    )
     try:
         result = session.run(on_progress=update)
     finally:
@@ -105,8 +119,11 @@ class _Stop:
         if not self.sweep or self._set:
             raise KeyboardInterrupt
         self._set = True
-        print("stopping the sweep: running sessions stop and keep their tests "
-              "(Ctrl-C again to force)", file=sys.stderr)
+        print(
+            "stopping the sweep: running sessions stop and keep their tests "
+            "(Ctrl-C again to force)",
+            file=sys.stderr,
+        )
         for child in _children():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(child, signum)

@@ -43,10 +43,28 @@ ROOT = Path(__file__).resolve().parent.parent
 TUNER_DIR = ROOT / "conf" / "tuner"
 SYSTEM_DIR = ROOT / "conf" / "system"
 # optuna_gp and smac are peers too, but take 10-60 s per session of tuner time: only on request.
-DEFAULT_TUNERS = ("classytune", "classytune_paper", "bestconfig", "gpbo", "cart", "gbrt", "svr",
-                  "rfr", "random", "lhs", "optuna_tpe")
-QUICK_TUNERS = ("classytune", "classytune_paper", "bestconfig", "gbrt", "random", "lhs",
-                "optuna_tpe")
+DEFAULT_TUNERS = (
+    "classytune",
+    "classytune_paper",
+    "bestconfig",
+    "gpbo",
+    "cart",
+    "gbrt",
+    "svr",
+    "rfr",
+    "random",
+    "lhs",
+    "optuna_tpe",
+)
+QUICK_TUNERS = (
+    "classytune",
+    "classytune_paper",
+    "bestconfig",
+    "gbrt",
+    "random",
+    "lhs",
+    "optuna_tpe",
+)
 QUICK_SURROGATES = ("surrogate_mysql_oltp", "surrogate_tomcat")
 
 Job = tuple[str, str, int, int]  # tuner config, system config, seed, budget
@@ -96,18 +114,29 @@ def run_session(job: Job) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         tuner = instantiate(OmegaConf.load(TUNER_DIR / f"{name}.yaml"))(
-            space=system.space, seed=seed, budget=budget)
+            space=system.space, seed=seed, budget=budget
+        )
         obs = tune(tuner, system, workload, objective, budget)
     except ImportError as exc:  # an optional peer that is not installed
         return {"tuner": name, "system": system_name, "seed": seed, "error": str(exc)}
     best = tuner.best()
     optimum = objective.score({metric: system.known_optimum()[1]})
-    return {"tuner": name, "system": system_name, "seed": seed, "budget": budget,
-            "metric": metric, "direction": objective.direction, "dim": system.space.dim,
-            "tests": len(obs), "default": obs[0].score if obs[0].ok else None,
-            "best": best.score if best else None, "optimum": optimum,
-            "failures": sum(not o.ok for o in obs), "compute_s": tuner.compute_seconds,
-            "wall_s": time.perf_counter() - started}
+    return {
+        "tuner": name,
+        "system": system_name,
+        "seed": seed,
+        "budget": budget,
+        "metric": metric,
+        "direction": objective.direction,
+        "dim": system.space.dim,
+        "tests": len(obs),
+        "default": obs[0].score if obs[0].ok else None,
+        "best": best.score if best else None,
+        "optimum": optimum,
+        "failures": sum(not o.ok for o in obs),
+        "compute_s": tuner.compute_seconds,
+        "wall_s": time.perf_counter() - started,
+    }
 
 
 def _key(job: Job) -> str:
@@ -122,8 +151,9 @@ def _tuner_digest(name: str) -> str:
     return hashlib.sha256(content).hexdigest()[:10]
 
 
-def run_jobs(jobs: list[Job], processes: int, cache: Path | None,
-             progress: bool = True) -> list[dict[str, Any]]:
+def run_jobs(
+    jobs: list[Job], processes: int, cache: Path | None, progress: bool = True
+) -> list[dict[str, Any]]:
     """Run the jobs not yet in ``cache`` on a process pool; return every job's result in order."""
     cached: dict[str, dict[str, Any]] = {}
     if cache and cache.exists():
@@ -138,9 +168,10 @@ def run_jobs(jobs: list[Job], processes: int, cache: Path | None,
     if todo:
         from tqdm import tqdm
 
-        with multiprocessing.get_context("spawn").Pool(processes) as pool, \
-                tqdm(total=len(todo), file=sys.stderr, disable=not progress,
-                     desc="sessions") as bar:
+        with (
+            multiprocessing.get_context("spawn").Pool(processes) as pool,
+            tqdm(total=len(todo), file=sys.stderr, disable=not progress, desc="sessions") as bar,
+        ):
             for job, result in zip(todo, pool.imap(run_session, todo), strict=True):
                 cached[_key(job)] = result
                 bar.set_postfix_str(f"{job[0]} {job[1]} s{job[2]}", refresh=False)
@@ -154,27 +185,45 @@ def run_jobs(jobs: list[Job], processes: int, cache: Path | None,
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m harness.bench",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="a few minutes: 2 seeds, budget 50, 7 tuners (no GP-BO), "
-                             "synthetic10 + 2 surrogates (explicit options still win)")
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.bench", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a few minutes: 2 seeds, budget 50, 7 tuners (no GP-BO), "
+        "synthetic10 + 2 surrogates (explicit options still win)",
+    )
     parser.add_argument("--seeds", type=int, help="seeds 0..N-1 (default 5; quick 2)")
     parser.add_argument("--budget", type=int, help="tests per session (default 100; quick 50)")
-    parser.add_argument("--tuners", nargs="+",
-                        help=f"tuner configs (default: {' '.join(DEFAULT_TUNERS)}; "
-                        "also optuna_gp, smac)")
-    parser.add_argument("--suite", nargs="+", help="system configs (default: synthetic10 "
-                        "synthetic30 + every surrogate_*)")
-    parser.add_argument("--skip", nargs="+", default=[], metavar="TUNER@SYSTEM",
-                        help="leave out tuner on system (e.g. gpbo@surrogate_tomcat; "
-                             "'gpbo@surrogate_*' for all surrogates)")
+    parser.add_argument(
+        "--tuners",
+        nargs="+",
+        help=f"tuner configs (default: {' '.join(DEFAULT_TUNERS)}; also optuna_gp, smac)",
+    )
+    parser.add_argument(
+        "--suite",
+        nargs="+",
+        help="system configs (default: synthetic10 synthetic30 + every surrogate_*)",
+    )
+    parser.add_argument(
+        "--skip",
+        nargs="+",
+        default=[],
+        metavar="TUNER@SYSTEM",
+        help="leave out tuner on system (e.g. gpbo@surrogate_tomcat; "
+        "'gpbo@surrogate_*' for all surrogates)",
+    )
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
     parser.add_argument("--cache", type=Path, help="JSON cache (default OUT/cache.json)")
     parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--note", type=Path, help="a text file added to the report (e.g. why "
-                        "a tuner was left out, what the machine was doing)")
+    parser.add_argument(
+        "--note",
+        type=Path,
+        help="a text file added to the report (e.g. why "
+        "a tuner was left out, what the machine was doing)",
+    )
     return parser
 
 
@@ -192,32 +241,49 @@ def main(argv: list[str] | None = None) -> int:
     tuners = args.tuners or list(QUICK_TUNERS if args.quick else DEFAULT_TUNERS)
     suite = args.suite or (["synthetic10", *QUICK_SURROGATES] if args.quick else suite_names())
     unknown = [t for t in tuners if not (TUNER_DIR / f"{t}.yaml").exists()] + [
-        s for s in suite if not (SYSTEM_DIR / f"{s}.yaml").exists()]
+        s for s in suite if not (SYSTEM_DIR / f"{s}.yaml").exists()
+    ]
     if unknown:
-        raise SystemExit(f"unknown tuner/system config(s): {', '.join(unknown)} "
-                         f"(see conf/tuner/ and conf/system/)")
-    jobs = [(t, s, seed, budget) for t in tuners for s in suite for seed in range(seeds)
-            if not _skipped(t, s, args.skip)]
+        raise SystemExit(
+            f"unknown tuner/system config(s): {', '.join(unknown)} "
+            f"(see conf/tuner/ and conf/system/)"
+        )
+    jobs = [
+        (t, s, seed, budget)
+        for t in tuners
+        for s in suite
+        for seed in range(seeds)
+        if not _skipped(t, s, args.skip)
+    ]
     started = time.perf_counter()
-    rows = run_jobs(jobs, args.processes, args.cache or args.out / "cache.json",
-                    progress=not args.no_progress)
+    rows = run_jobs(
+        jobs, args.processes, args.cache or args.out / "cache.json", progress=not args.no_progress
+    )
     errors = [r for r in rows if "error" in r]
     rows = [r for r in rows if "error" not in r]
     summary = summarise(rows)
     command = "python -m harness.bench " + shlex.join(argv if argv is not None else sys.argv[1:])
-    notes = (f"Tuners: {' '.join(tuners)}. Suite: {' '.join(suite)}. Seeds 0..{seeds - 1}, "
-             f"budget {budget}. Sessions: {len(rows)}"
-             + (f"; left out: {' '.join(args.skip)}" if args.skip else "")
-             + ("; errors: " + "; ".join(f"{e['tuner']}: {e['error']}" for e in errors)
-                if errors else "")
-             + f". Sum of session wall times (each computed once, then cached): "
-             f"{sum(r['wall_s'] for r in rows):.0f} s; this invocation: "
-             f"{time.perf_counter() - started:.0f} s." + (
-                 f"\n\n{args.note.read_text().strip()}" if args.note else ""))
+    notes = (
+        f"Tuners: {' '.join(tuners)}. Suite: {' '.join(suite)}. Seeds 0..{seeds - 1}, "
+        f"budget {budget}. Sessions: {len(rows)}"
+        + (f"; left out: {' '.join(args.skip)}" if args.skip else "")
+        + (
+            "; errors: " + "; ".join(f"{e['tuner']}: {e['error']}" for e in errors)
+            if errors
+            else ""
+        )
+        + f". Sum of session wall times (each computed once, then cached): "
+        f"{sum(r['wall_s'] for r in rows):.0f} s; this invocation: "
+        f"{time.perf_counter() - started:.0f} s."
+        + (f"\n\n{args.note.read_text().strip()}" if args.note else "")
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "REPORT.md").write_text(report_markdown(summary, command, notes))
-    plot_scores(summary, args.out / "scores.png",
-                f"mean normalised score, {len(suite)} systems × {seeds} seeds, budget {budget}")
+    plot_scores(
+        summary,
+        args.out / "scores.png",
+        f"mean normalised score, {len(suite)} systems × {seeds} seeds, budget {budget}",
+    )
     print((args.out / "REPORT.md").read_text())
     return 0
 

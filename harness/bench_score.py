@@ -77,7 +77,8 @@ def mean_ranks(rows: Iterable[Row]) -> dict[str, float]:
         for name, rank in zip(names, rank_average([scores[n] for n in names]), strict=True):
             ranks[name].append(rank)
     return {name: statistics.fmean(r) if r else math.nan for name, r in ranks.items()} | {
-        name: math.nan for name in tuners if name not in ranks}
+        name: math.nan for name in tuners if name not in ranks
+    }
 
 
 def _mean_std(values: list[float]) -> tuple[float, float]:
@@ -105,9 +106,14 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
             if not r["system"].startswith("synthetic"):
                 continue
             overhead.setdefault(r["dim"], []).append(
-                (r["compute_s"], r["compute_s"] / max(r["tests"], 1), r["system"]))
-        per[name] = {"cells": cells, "overall": overall, "rank": ranks.get(name, math.nan),
-                     "overhead": overhead}
+                (r["compute_s"], r["compute_s"] / max(r["tests"], 1), r["system"])
+            )
+        per[name] = {
+            "cells": cells,
+            "overall": overall,
+            "rank": ranks.get(name, math.nan),
+            "overhead": overhead,
+        }
     return {"systems": systems, "tuners": per}
 
 
@@ -118,30 +124,43 @@ def _cell(mean: float, std: float) -> str:
 def report_markdown(summary: dict[str, Any], command: str, notes: str = "") -> str:
     """The REPORT.md text: command, score table sorted by mean rank, overhead table."""
     systems, tuners = summary["systems"], summary["tuners"]
-    order = sorted(tuners, key=lambda n: (math.inf if math.isnan(tuners[n]["rank"])
-                                          else tuners[n]["rank"], -tuners[n]["overall"]))
+    order = sorted(
+        tuners,
+        key=lambda n: (
+            math.inf if math.isnan(tuners[n]["rank"]) else tuners[n]["rank"],
+            -tuners[n]["overall"],
+        ),
+    )
     lines = ["# Tuner benchmark", "", "Command:", "", "```", command, "```", ""]
     if notes:
         lines += [notes, ""]
-    lines += ["Normalised score per session = (best found − default) / (best known − default) "
-              "on larger-is-better scores (1 = best-known optimum, 0 = default; above 1 = beat "
-              "the best-known optimum). Cells: mean ± std over seeds. Overall = mean of the "
-              "per-system means; rank = mean rank over (system, seed) problems (1 = best, ties "
-              "share ranks).", "",
-              "| tuner | mean rank | overall | " + " | ".join(systems) + " |",
-              "|---|---|---|" + "---|" * len(systems)]
+    lines += [
+        "Normalised score per session = (best found − default) / (best known − default) "
+        "on larger-is-better scores (1 = best-known optimum, 0 = default; above 1 = beat "
+        "the best-known optimum). Cells: mean ± std over seeds. Overall = mean of the "
+        "per-system means; rank = mean rank over (system, seed) problems (1 = best, ties "
+        "share ranks).",
+        "",
+        "| tuner | mean rank | overall | " + " | ".join(systems) + " |",
+        "|---|---|---|" + "---|" * len(systems),
+    ]
     for name in order:
         t = tuners[name]
         cells = " | ".join(_cell(*t["cells"][s]) for s in systems)
         lines.append(f"| {name} | {t['rank']:.2f} | {t['overall']:.3f} | {cells} |")
     dims = sorted({d for t in tuners.values() for d in t["overhead"]})
-    lines += ["", "## Tuner overhead (own computation time, ask + tell, test time excluded)", "",
-              "Mean ± std over the sessions on synthetic10 (d=10) and synthetic30 (d=30) at the "
-              "run's budget n; wall time on a shared 2-core machine with other jobs, so noisy.",
-              "",
-              "| tuner | " + " | ".join(f"d={d} per session (s) | d={d} per suggestion (ms)"
-                                        for d in dims) + " |",
-              "|---|" + "---|---|" * len(dims)]
+    lines += [
+        "",
+        "## Tuner overhead (own computation time, ask + tell, test time excluded)",
+        "",
+        "Mean ± std over the sessions on synthetic10 (d=10) and synthetic30 (d=30) at the "
+        "run's budget n; wall time on a shared 2-core machine with other jobs, so noisy.",
+        "",
+        "| tuner | "
+        + " | ".join(f"d={d} per session (s) | d={d} per suggestion (ms)" for d in dims)
+        + " |",
+        "|---|" + "---|---|" * len(dims),
+    ]
     for name in order:
         parts = []
         for d in dims:
@@ -168,8 +187,7 @@ def plot_scores(summary: dict[str, Any], path: Path, title: str) -> None:
     fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(names)), 4.0))
     colours = ["tab:red" if n.startswith("classytune") else "tab:blue" for n in names]
     ax.bar(names, means, yerr=spread, color=colours, capsize=3)
-    ax.set_ylabel("mean normalised score (1 = best known)\nbars: std across systems",
-                  fontsize=8)
+    ax.set_ylabel("mean normalised score (1 = best known)\nbars: std across systems", fontsize=8)
     ax.set_title(title, fontsize=9)
     ax.tick_params(axis="x", rotation=45)
     fig.tight_layout()

@@ -45,8 +45,15 @@ __all__ = [
 #: A session name is one path component: it names folders, never points elsewhere.
 _SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,119}$")
 #: What a resume may change (everything else is the stored session's and stays so).
-RESUME_OVERRIDABLE = ("resume", "budget", "results_dir", "tracking", "session.progress",
-                      "session.keep_workdir", "hydra")
+RESUME_OVERRIDABLE = (
+    "resume",
+    "budget",
+    "results_dir",
+    "tracking",
+    "session.progress",
+    "session.keep_workdir",
+    "hydra",
+)
 #: Typed nodes whose keys are fixed; a ``+key=`` Hydra would add to them is refused.
 _TYPED_NODES = ("session", "workload", "objective", "tracking", "dataset")
 
@@ -54,8 +61,10 @@ _TYPED_NODES = ("session", "workload", "objective", "tracking", "dataset")
 def validate_session_name(name: str) -> str:
     """``name`` if it is a safe folder name, else a ConfigError naming the rule."""
     if not _SESSION_NAME.match(name):
-        raise ConfigError(f"session.name {name!r} is not a plain name: use letters, digits, "
-                          "'.', '_' and '-' (at most 120, no '/'), e.g. session.name=mysql-run1")
+        raise ConfigError(
+            f"session.name {name!r} is not a plain name: use letters, digits, "
+            "'.', '_' and '-' (at most 120, no '/'), e.g. session.name=mysql-run1"
+        )
     return name
 
 
@@ -73,17 +82,21 @@ def check_resume_overrides(overrides: list[str], stored: DictConfig) -> int | No
     for text in overrides:
         key = _override_key(text)
         if not any(key == k or key.startswith(f"{k}.") for k in RESUME_OVERRIDABLE):
-            raise ConfigError(f"`{text}` cannot change on resume (the stored session's "
-                              "settings define its finished tests); resume without it, or "
-                              "start a new session")
+            raise ConfigError(
+                f"`{text}` cannot change on resume (the stored session's "
+                "settings define its finished tests); resume without it, or "
+                "start a new session"
+            )
         if key == "budget":
             try:
                 budget = int(text.split("=", 1)[1])
             except ValueError:
                 raise ConfigError(f"budget must be a whole number, got `{text}`") from None
             if budget < int(stored.budget):
-                raise ConfigError(f"budget={budget} is below this session's budget "
-                                  f"{stored.budget}; a resume can only raise it")
+                raise ConfigError(
+                    f"budget={budget} is below this session's budget "
+                    f"{stored.budget}; a resume can only raise it"
+                )
     return budget
 
 
@@ -95,8 +108,10 @@ def _check_unknown_keys(cfg: DictConfig) -> None:
         schema = {f.name for f in dataclasses.fields(type(getattr(HarnessConfig(), node)))}
         extra += [f"{node}.{k}" for k in cfg[node] if str(k) not in schema]
     if extra:
-        raise ConfigError(f"unknown setting(s) {', '.join(sorted(extra))}: nothing reads "
-                          "them (a typo?); see `python -m harness --cfg job` for the keys")
+        raise ConfigError(
+            f"unknown setting(s) {', '.join(sorted(extra))}: nothing reads "
+            "them (a typo?); see `python -m harness --cfg job` for the keys"
+        )
 
 
 def _check_tuner_options(factory: partial[Any], name: str) -> None:
@@ -110,24 +125,31 @@ def _check_tuner_options(factory: partial[Any], name: str) -> None:
     unknown = sorted(set(factory.keywords) - set(signature.parameters))
     if unknown:
         options = [p for p in signature.parameters if p not in ("space", "seed", "budget")]
-        raise ConfigError(f"tuner {name!r} has no option(s) {', '.join(unknown)}; its options: "
-                          f"{', '.join(options) or 'none'}")
+        raise ConfigError(
+            f"tuner {name!r} has no option(s) {', '.join(unknown)}; its options: "
+            f"{', '.join(options) or 'none'}"
+        )
 
 
 def _check_range_overrides(ranges: dict[str, Any]) -> None:
     """Range overrides must be finite numbers (min/max/default) before the space sees them."""
     for knob, changes in ranges.items():
         if not isinstance(changes, dict):
-            raise ConfigError(f"+system.ranges.{knob} must set fields, e.g. "
-                              f"+system.ranges.{knob}.max=100")
+            raise ConfigError(
+                f"+system.ranges.{knob} must set fields, e.g. +system.ranges.{knob}.max=100"
+            )
         for key in ("min", "max"):
             if key not in changes:
                 continue
             value = changes[key]
-            if (isinstance(value, bool) or not isinstance(value, int | float)
-                    or not math.isfinite(value)):
-                raise ConfigError(f"+system.ranges.{knob}.{key} must be a finite number, got "
-                                  f"{value!r}")
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+            ):
+                raise ConfigError(
+                    f"+system.ranges.{knob}.{key} must be a finite number, got {value!r}"
+                )
 
 
 def _instantiate(node: Any, what: str) -> Any:
@@ -146,14 +168,17 @@ def make_workload(cfg: DictConfig, system_name: str) -> Workload:
     name = cfg.workload.name or cfg.system.default_workload
     available = list(cfg.system.workloads)
     if name not in available:
-        raise ConfigError(f"system {system_name!r} has no workload {name!r}; it offers: "
-                          f"{', '.join(available)} (e.g. workload={available[0]})")
+        raise ConfigError(
+            f"system {system_name!r} has no workload {name!r}; it offers: "
+            f"{', '.join(available)} (e.g. workload={available[0]})"
+        )
     node = OmegaConf.to_container(cfg.system.workloads[name], resolve=True)
     assert isinstance(node, dict)
     if cfg.workload.duration_s is not None:
         if cfg.workload.duration_s <= 0:
-            raise ConfigError("workload.duration_s must be positive, got "
-                              f"{cfg.workload.duration_s}")
+            raise ConfigError(
+                f"workload.duration_s must be positive, got {cfg.workload.duration_s}"
+            )
         node["duration_s"] = cfg.workload.duration_s
     workload = _instantiate(node, f"workload {name!r}")
     workload.name = name
@@ -177,8 +202,9 @@ def _make_system(cfg: DictConfig) -> System:
     from harness.remote.inventory import Inventory
 
     tree = _container(hosts)
-    inventory = Inventory.from_config(str(tree.get("name", "hosts")), tree.get("hosts") or [],
-                                      tree.get("common") or {})
+    inventory = Inventory.from_config(
+        str(tree.get("name", "hosts")), tree.get("hosts") or [], tree.get("common") or {}
+    )
     cluster = connect_inventory(inventory)
     kwargs = adapter_kwargs(cfg.system.name, str(cfg.system.adapter._target_), cluster)
     try:
@@ -188,8 +214,10 @@ def _make_system(cfg: DictConfig) -> System:
         cause = exc.__cause__
         if isinstance(cause, HarnessError):
             raise cause from None
-        raise ConfigError(f"cannot build the system {cfg.system.name!r} on inventory "
-                          f"{inventory.name!r}: {cause or exc}") from None
+        raise ConfigError(
+            f"cannot build the system {cfg.system.name!r} on inventory "
+            f"{inventory.name!r}: {cause or exc}"
+        ) from None
 
 
 def _pins_and_ranges(cfg: DictConfig, system: System) -> Config:
@@ -209,8 +237,14 @@ def _container(node: Any) -> dict[str, Any]:
 
 def _git_revision() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=5, cwd=Path(__file__).parent, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).parent,
+            check=False,
+        )
         return out.stdout.strip() or "unknown"
     except OSError:
         return "unknown"
@@ -232,8 +266,10 @@ def ensure_results_dir(folder: Path) -> Path:
         probe.write_text("ok")
         probe.unlink()
     except OSError as exc:
-        raise ConfigError(f"results folder {folder} is not writable ({exc.strerror}); "
-                          "set results_dir=<a writable folder>") from None
+        raise ConfigError(
+            f"results folder {folder} is not writable ({exc.strerror}); "
+            "set results_dir=<a writable folder>"
+        ) from None
     return folder
 
 
@@ -262,9 +298,12 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
         if budget_override is not None:
             cfg.budget = budget_override
         if any(k == "results_dir" for k in keys_given) and (
-                Path(given.results_dir).resolve() != Path(cfg.results_dir).resolve()):
-            raise ConfigError(f"this session's results are in {cfg.results_dir}, not "
-                              f"{given.results_dir}; resume without results_dir=")
+            Path(given.results_dir).resolve() != Path(cfg.results_dir).resolve()
+        ):
+            raise ConfigError(
+                f"this session's results are in {cfg.results_dir}, not "
+                f"{given.results_dir}; resume without results_dir="
+            )
         # what a resume may change: how it reports and where it logs, not what it measures
         if any(k == "tracking" or k.startswith("tracking.") for k in keys_given):
             cfg.tracking = given.tracking
@@ -276,13 +315,18 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
         if cfg.session.name:
             validate_session_name(str(cfg.session.name))
     options = SessionOptions(
-        budget=int(cfg.budget), seed=int(cfg.seed), repeats=int(cfg.repeats),
-        timeout_factor=cfg.session.timeout_factor, min_timeout_s=cfg.session.min_timeout_s,
+        budget=int(cfg.budget),
+        seed=int(cfg.seed),
+        repeats=int(cfg.repeats),
+        timeout_factor=cfg.session.timeout_factor,
+        min_timeout_s=cfg.session.min_timeout_s,
         first_timeout_s=cfg.session.first_timeout_s,
         start_timeout_s=cfg.session.start_timeout_s,
         max_consecutive_crashes=cfg.session.max_consecutive_crashes,
-        default_every=cfg.session.default_every, progress=cfg.session.progress,
-        keep_workdir=bool(cfg.session.keep_workdir))
+        default_every=cfg.session.default_every,
+        progress=cfg.session.progress,
+        keep_workdir=bool(cfg.session.keep_workdir),
+    )
     results = _results_dir(cfg)
     system: System = _make_system(cfg)
     system.name = cfg.system.name
@@ -294,12 +338,12 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
     objective = make_objective(cfg, workload, machine_constants(Machine.detect()))
     tuner_factory = _instantiate(cfg.tuner, "tuner")
     if not isinstance(tuner_factory, partial):
-        raise ConfigError("tuner configs need `_partial_: true` (the session passes space, "
-                          "seed and budget)")
+        raise ConfigError(
+            "tuner configs need `_partial_: true` (the session passes space, seed and budget)"
+        )
     tuner_name = getattr(tuner_factory.func, "name", tuner_factory.func.__name__)
     _check_tuner_options(tuner_factory, tuner_name)
-    tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri),
-                           results_dir=results)
+    tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri), results_dir=results)
 
     if resume_dir:
         store = SampleStore(resume_dir)
@@ -309,33 +353,59 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
             store.update_meta(config=OmegaConf.to_container(cfg, resolve=False))
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        session_id = cfg.session.name or (f"{cfg.system.name}-{workload.name}-{tuner_name}-"
-                                          f"s{cfg.seed}-{stamp}-{secrets.token_hex(2)}")
+        session_id = cfg.session.name or (
+            f"{cfg.system.name}-{workload.name}-{tuner_name}-"
+            f"s{cfg.seed}-{stamp}-{secrets.token_hex(2)}"
+        )
         store = SampleStore(results / "sessions" / session_id)
         experiment = cfg.tracking.experiment or f"{cfg.system.name}/{workload.name}"
-        tags = {keys.TAG_SYSTEM: cfg.system.name, keys.TAG_WORKLOAD: workload.name,
-                keys.TAG_TUNER: tuner_name, keys.TAG_SEED: str(cfg.seed),
-                keys.TAG_GIT: _git_revision(), keys.TAG_SESSION_ID: session_id,
-                keys.TAG_SESSION_DIR: str(store.directory.resolve()),
-                keys.TAG_OBJECTIVE: objective.metric, keys.TAG_DIRECTION: objective.direction,
-                keys.TAG_SYSTEM_KIND: system.kind,
-                **{f"harness.system.{k}": str(v) for k, v in system.describe().items()}}
-        params = {k: redact_uri(v) if isinstance(v, str) else v
-                  for k, v in _flatten(_container(cfg)).items()}
+        tags = {
+            keys.TAG_SYSTEM: cfg.system.name,
+            keys.TAG_WORKLOAD: workload.name,
+            keys.TAG_TUNER: tuner_name,
+            keys.TAG_SEED: str(cfg.seed),
+            keys.TAG_GIT: _git_revision(),
+            keys.TAG_SESSION_ID: session_id,
+            keys.TAG_SESSION_DIR: str(store.directory.resolve()),
+            keys.TAG_OBJECTIVE: objective.metric,
+            keys.TAG_DIRECTION: objective.direction,
+            keys.TAG_SYSTEM_KIND: system.kind,
+            **{f"harness.system.{k}": str(v) for k, v in system.describe().items()},
+        }
+        params = {
+            k: redact_uri(v) if isinstance(v, str) else v
+            for k, v in _flatten(_container(cfg)).items()
+        }
         stored = OmegaConf.to_container(cfg, resolve=False)
         assert isinstance(stored, dict)
         uri = stored["tracking"].get("uri")
         if isinstance(uri, str) and "${" not in uri:  # an ${oc.env:...} stays as written
             stored["tracking"]["uri"] = take_credentials(uri)
-        store.create({"session_id": session_id, "created": time.time(),
-                      "config": stored,
-                      "experiment": experiment, "tags": tags, "params": params,
-                      "artifact_root": str((results / "mlartifacts").resolve())})
+        store.create(
+            {
+                "session_id": session_id,
+                "created": time.time(),
+                "config": stored,
+                "experiment": experiment,
+                "tags": tags,
+                "params": params,
+                "artifact_root": str((results / "mlartifacts").resolve()),
+            }
+        )
     # Absolute: adapters hand this path to servers and scripts that run in other folders.
     workdir = (results / "work" / session_id).absolute()
-    return Session(session_id=session_id, store=store, tuner_factory=tuner_factory,
-                   system=system, workload=workload, objective=objective, tracker=tracker,
-                   options=options, fixed=fixed, workdir=workdir)
+    return Session(
+        session_id=session_id,
+        store=store,
+        tuner_factory=tuner_factory,
+        system=system,
+        workload=workload,
+        objective=objective,
+        tracker=tracker,
+        options=options,
+        fixed=fixed,
+        workdir=workdir,
+    )
 
 
 def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:

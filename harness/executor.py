@@ -52,8 +52,10 @@ class CommandResult:
         return self.exit_code == 0
 
     def describe(self) -> str:
-        return (f"on {self.host}: `{shlex.join(self.command)}` exited {self.exit_code} after "
-                f"{self.duration_s:.1f}s; stderr tail:\n{tail(self.stderr or self.stdout, 10)}")
+        return (
+            f"on {self.host}: `{shlex.join(self.command)}` exited {self.exit_code} after "
+            f"{self.duration_s:.1f}s; stderr tail:\n{tail(self.stderr or self.stdout, 10)}"
+        )
 
 
 class CommandTimeout(ExecutorError):
@@ -74,10 +76,17 @@ class Executor(ABC):
     address: str = "127.0.0.1"
 
     @abstractmethod
-    def run(self, command: Sequence[str], *, timeout_s: float | None = None,
-            env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-            user: str | None = None, check: bool = True,
-            input_text: str | None = None) -> CommandResult:
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        timeout_s: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        user: str | None = None,
+        check: bool = True,
+        input_text: str | None = None,
+    ) -> CommandResult:
         """Run ``command`` to completion. ``check`` raises ExecutorError on a non-zero exit;
         ``user`` runs it as that (unprivileged) user when the executor is root."""
 
@@ -126,36 +135,53 @@ class LocalExecutor(Executor):
 
     host = "localhost"
 
-    def run(self, command: Sequence[str], *, timeout_s: float | None = None,
-            env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-            user: str | None = None, check: bool = True,
-            input_text: str | None = None) -> CommandResult:
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        timeout_s: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        user: str | None = None,
+        check: bool = True,
+        input_text: str | None = None,
+    ) -> CommandResult:
         argv = [str(part) for part in command]
         if user is not None and os.geteuid() == 0:
             argv = ["runuser", "-u", user, "--", *argv]
         full_env = {**os.environ, **(env or {})}
         started = time.perf_counter()
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=full_env, text=True,
-                                    stdin=subprocess.PIPE if input_text is not None else
-                                    subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=full_env,
+                text=True,
+                stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError as exc:
-            raise ExecutorError(f"on {self.host}: cannot run `{shlex.join(argv)}`: "
-                                f"{exc}") from None
+            raise ExecutorError(
+                f"on {self.host}: cannot run `{shlex.join(argv)}`: {exc}"
+            ) from None
         try:
             stdout, stderr = proc.communicate(input=input_text, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             stdout, stderr = proc.communicate()
-            raise CommandTimeout(f"on {self.host}: `{shlex.join(argv)}` exceeded {timeout_s:g}s "
-                                 "and was killed", stdout, stderr) from None
+            raise CommandTimeout(
+                f"on {self.host}: `{shlex.join(argv)}` exceeded {timeout_s:g}s and was killed",
+                stdout,
+                stderr,
+            ) from None
         except BaseException:  # Ctrl-C: never leave the child running
             _kill_group(proc)
             raise
-        result = CommandResult(self.host, tuple(argv), proc.returncode, stdout, stderr,
-                               time.perf_counter() - started)
+        result = CommandResult(
+            self.host, tuple(argv), proc.returncode, stdout, stderr, time.perf_counter() - started
+        )
         if check and not result.ok:
             raise ExecutorError(result.describe())
         return result

@@ -84,7 +84,11 @@ _COMPARE: dict[type[ast.cmpop], tuple[str, Callable[[float, float], bool]]] = {
 }
 
 _BITWISE: dict[type[ast.operator], str] = {
-    ast.BitXor: "^", ast.BitOr: "|", ast.BitAnd: "&", ast.LShift: "<<", ast.RShift: ">>",
+    ast.BitXor: "^",
+    ast.BitOr: "|",
+    ast.BitAnd: "&",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
     ast.MatMult: "@",
 }
 
@@ -98,6 +102,7 @@ def _positive(name: str, fn: Callable[[float], float]) -> Callable[[float], floa
         if x <= 0:
             raise EvaluationError(f"{name}() of a non-positive number ({x:g})")
         return fn(x)
+
     return checked
 
 
@@ -167,8 +172,14 @@ class Expression:
         return self.text
 
 
-def parse(text: str, metrics: Collection[str], constants: Mapping[str, float] | None = None,
-          *, kind: Kind | None = None, what: str = "expression") -> Expression:
+def parse(
+    text: str,
+    metrics: Collection[str],
+    constants: Mapping[str, float] | None = None,
+    *,
+    kind: Kind | None = None,
+    what: str = "expression",
+) -> Expression:
     """Check ``text`` and return an :class:`Expression`, or raise :class:`ExpressionError`.
 
     ``metrics`` are the names the workload reports; ``constants`` are extra named numbers;
@@ -215,8 +226,9 @@ def parse(text: str, metrics: Collection[str], constants: Mapping[str, float] | 
 class _Checker:
     """Walks the tree once: allow-list, static types, known names, bounded exponents."""
 
-    def __init__(self, metrics: set[str], constants: dict[str, float],
-                 fail: Callable[..., ExpressionError]) -> None:
+    def __init__(
+        self, metrics: set[str], constants: dict[str, float], fail: Callable[..., ExpressionError]
+    ) -> None:
         self.metrics, self.constants, self.fail = metrics, constants, fail
         self.used: set[str] = set()
 
@@ -225,8 +237,12 @@ class _Checker:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, int | float):
                 what = "strings" if isinstance(node.value, str | bytes) else repr(node.value)
-                raise self.fail(f"{what} are not allowed" if what == "strings"
-                                else f"constant {what} is not allowed", col)
+                raise self.fail(
+                    f"{what} are not allowed"
+                    if what == "strings"
+                    else f"constant {what} is not allowed",
+                    col,
+                )
             try:
                 float(node.value)
             except OverflowError:
@@ -261,8 +277,10 @@ class _Checker:
         if isinstance(node, ast.Compare):
             for cmp in node.ops:
                 if type(cmp) not in _COMPARE:
-                    raise self.fail(f"comparison {type(cmp).__name__} is not allowed "
-                                    "(use < <= > >= == !=)", col)
+                    raise self.fail(
+                        f"comparison {type(cmp).__name__} is not allowed (use < <= > >= == !=)",
+                        col,
+                    )
             for operand in (node.left, *node.comparators):
                 self.number(operand, "compared value")
             return "bool"
@@ -285,8 +303,9 @@ class _Checker:
 
     def condition(self, node: ast.expr, role: str) -> None:
         if self.check(node) != "bool":
-            raise self.fail(f"{role} needs a condition (a comparison), not a number",
-                            node.col_offset + 1)
+            raise self.fail(
+                f"{role} needs a condition (a comparison), not a number", node.col_offset + 1
+            )
 
     def exponent(self, node: ast.expr) -> None:
         """The exponent must be a constant expression of bounded size (no metric in it)."""
@@ -298,8 +317,9 @@ class _Checker:
         except EvaluationError as exc:
             raise self.fail(f"exponent cannot be evaluated ({exc})", col) from None
         if abs(float(value)) > MAX_EXPONENT:
-            raise self.fail(f"exponent {float(value):g} is too large (at most {MAX_EXPONENT:g})",
-                            col)
+            raise self.fail(
+                f"exponent {float(value):g} is too large (at most {MAX_EXPONENT:g})", col
+            )
 
     def call(self, node: ast.Call, col: int) -> Kind:
         allowed = ", ".join(_FUNCTIONS)
@@ -324,15 +344,18 @@ class _Checker:
         close = difflib.get_close_matches(name, known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         consts = f"; constants: {', '.join(sorted(self.constants))}" if self.constants else ""
-        return (f"unknown name {name!r}{hint}; the workload reports: "
-                f"{', '.join(sorted(self.metrics)) or '(nothing)'}{consts}")
+        return (
+            f"unknown name {name!r}{hint}; the workload reports: "
+            f"{', '.join(sorted(self.metrics)) or '(nothing)'}{consts}"
+        )
 
 
 class _Evaluator:
     """Evaluates a checked tree; only the node types the checker allows are handled."""
 
-    def __init__(self, text: str, values: Mapping[str, float],
-                 constants: Mapping[str, float]) -> None:
+    def __init__(
+        self, text: str, values: Mapping[str, float], constants: Mapping[str, float]
+    ) -> None:
         self.text, self.values, self.constants = text, values, constants
 
     def eval(self, node: ast.expr) -> Any:
@@ -378,8 +401,7 @@ class _Evaluator:
             raise EvaluationError(f"metric {name!r} is not finite ({value})")
         return value
 
-    def arith(self, symbol: str, fn: Callable[[float, float], float], a: float,
-              b: float) -> float:
+    def arith(self, symbol: str, fn: Callable[[float, float], float], a: float, b: float) -> float:
         return self.checked(f"{a:g} {symbol} {b:g}", lambda: fn(a, b))
 
     def checked(self, what: str, thunk: Callable[[], float]) -> float:
@@ -392,11 +414,14 @@ class _Evaluator:
             raise EvaluationError(f"{what} failed ({exc}) in {self.text!r}") from None
         # A negative base with a fractional exponent yields a complex number in Python.
         if isinstance(result, complex):
-            raise EvaluationError(f"{what} is not a real number (negative base with a "
-                                  f"fractional exponent) in {self.text!r}")
+            raise EvaluationError(
+                f"{what} is not a real number (negative base with a "
+                f"fractional exponent) in {self.text!r}"
+            )
         if not math.isfinite(result) or abs(result) > MAX_MAGNITUDE:
-            raise EvaluationError(f"{what} gave {result} (beyond ±{MAX_MAGNITUDE:g}) in "
-                                  f"{self.text!r}")
+            raise EvaluationError(
+                f"{what} gave {result} (beyond ±{MAX_MAGNITUDE:g}) in {self.text!r}"
+            )
         return float(result)
 
 
@@ -421,10 +446,20 @@ def _violation(node: ast.expr, ev: _Evaluator) -> float:
         if isinstance(node.op, ast.And):
             return sum(parts)
         return 0.0 if any(ev.eval(v) for v in node.values) else min(parts)
-    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
-            and isinstance(node.operand, ast.Compare) and len(node.operand.ops) == 1):
-        flipped = {ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.Gt: ast.LtE, ast.GtE: ast.Lt,
-                   ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}[type(node.operand.ops[0])]()
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.Not)
+        and isinstance(node.operand, ast.Compare)
+        and len(node.operand.ops) == 1
+    ):
+        flipped = {
+            ast.Lt: ast.GtE,
+            ast.LtE: ast.Gt,
+            ast.Gt: ast.LtE,
+            ast.GtE: ast.Lt,
+            ast.Eq: ast.NotEq,
+            ast.NotEq: ast.Eq,
+        }[type(node.operand.ops[0])]()
         negated = ast.Compare(node.operand.left, [flipped], node.operand.comparators)
         return _violation(negated, ev)
     return 0.0 if ev.eval(node) else 1.0

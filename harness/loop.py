@@ -38,9 +38,18 @@ def aggregate(runs: list[dict[str, float]]) -> dict[str, float]:
     return {n: float(statistics.median(r[n] for r in runs if n in r)) for n in names}
 
 
-def run_test(system: System, workload: Workload, objective: Objective, config: Config,
-             trial: int, *, repeats: int = 1, timeout_s: float | None = None,
-             start_timeout_s: float = 120.0, is_default: bool = False) -> Observation:
+def run_test(
+    system: System,
+    workload: Workload,
+    objective: Objective,
+    config: Config,
+    trial: int,
+    *,
+    repeats: int = 1,
+    timeout_s: float | None = None,
+    start_timeout_s: float = 120.0,
+    is_default: bool = False,
+) -> Observation:
     """Reset, apply, start, run the workload ``repeats`` times, stop; never raises HarnessError."""
     started = time.perf_counter()
     status, message = Status.SUCCEEDED, ""
@@ -77,15 +86,28 @@ def run_test(system: System, workload: Workload, objective: Objective, config: C
             system.stop()
         except HarnessError as exc:  # (also an unreachable host: the exception in flight wins)
             log.warning("stopping %s after trial %d failed: %s", system.name, trial, exc)
-    return Observation(trial=trial, config=dict(config), status=status,
-                       score=score if status is Status.SUCCEEDED else None, metrics=metrics,
-                       duration_s=time.perf_counter() - started, is_default=is_default,
-                       message=message, extra=extra)
+    return Observation(
+        trial=trial,
+        config=dict(config),
+        status=status,
+        score=score if status is Status.SUCCEEDED else None,
+        metrics=metrics,
+        duration_s=time.perf_counter() - started,
+        is_default=is_default,
+        message=message,
+        extra=extra,
+    )
 
 
-def tune(tuner: Tuner, system: System, workload: Workload, objective: Objective, budget: int,
-         on_observation: Callable[[Observation], None] | None = None,
-         **test_options: float) -> list[Observation]:
+def tune(
+    tuner: Tuner,
+    system: System,
+    workload: Workload,
+    objective: Objective,
+    budget: int,
+    on_observation: Callable[[Observation], None] | None = None,
+    **test_options: float,
+) -> list[Observation]:
     """Run a whole in-process session (no store, no tracking) and return every observation.
 
     The system must already be set up (``system.setup(workdir, workload)``).
@@ -96,8 +118,15 @@ def tune(tuner: Tuner, system: System, workload: Workload, objective: Objective,
         told: list[Observation] = []
         for config in batch:
             trial = len(observations)
-            obs = run_test(system, workload, objective, config, trial,
-                           is_default=trial == 0, **test_options)  # type: ignore[arg-type]
+            obs = run_test(
+                system,
+                workload,
+                objective,
+                config,
+                trial,
+                is_default=trial == 0,
+                **test_options,  # type: ignore[arg-type]
+            )
             observations.append(obs)
             told.append(obs)
             if on_observation:

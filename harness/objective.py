@@ -26,20 +26,26 @@ class Objective:
 
     def __post_init__(self) -> None:
         if self.direction not in ("max", "min"):
-            raise ConfigError("objective direction must be 'max' or 'min', "
-                              f"got {self.direction!r}")
+            raise ConfigError(
+                f"objective direction must be 'max' or 'min', got {self.direction!r}"
+            )
 
     @classmethod
-    def for_workload(cls, metrics: tuple[MetricSpec, ...], metric: str | None = None,
-                     direction: str | None = None) -> Objective:
+    def for_workload(
+        cls,
+        metrics: tuple[MetricSpec, ...],
+        metric: str | None = None,
+        direction: str | None = None,
+    ) -> Objective:
         """The workload's metric ``metric`` (default: its first) with its natural direction."""
         if not metrics:
             raise ConfigError("the workload declares no metrics")
         by_name = {m.name: m for m in metrics}
         name = metric or metrics[0].name
         if name not in by_name:
-            raise ConfigError(f"unknown objective metric {name!r}; the workload reports: "
-                              f"{', '.join(by_name)}")
+            raise ConfigError(
+                f"unknown objective metric {name!r}; the workload reports: {', '.join(by_name)}"
+            )
         spec = by_name[name]
         return cls(name, direction or spec.direction, spec.unit)  # type: ignore[arg-type]
 

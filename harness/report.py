@@ -48,13 +48,17 @@ def summary(result: SessionResult) -> str:
         f"  tests: {len(obs)} (" + ", ".join(f"{k.lower()} {v}" for k, v in counts.items()) + ")",
         f"  objective: {objective.direction}imise {objective.metric}",
         f"  default:   {format_value(result.value(result.default), objective.unit)}"
-        + (" (infeasible)" if result.default and result.default.status.value == "INFEASIBLE"
-           else ""),
+        + (
+            " (infeasible)"
+            if result.default and result.default.status.value == "INFEASIBLE"
+            else ""
+        ),
     ]
     constraints = getattr(objective, "constraints", ())
     if constraints:
-        lines.append("  constraints: " + "; ".join(str(getattr(c, "text", c))
-                                                  for c in constraints))
+        lines.append(
+            "  constraints: " + "; ".join(str(getattr(c, "text", c)) for c in constraints)
+        )
     best = result.best
     if best is None:
         lines.append("  no test succeeded; see the messages in samples.csv")
@@ -63,8 +67,12 @@ def summary(result: SessionResult) -> str:
             f"  best:      {format_value(result.value(best), objective.unit)} "
             f"(trial {best.trial})",
             f"  improvement over default: {_percent(result.improvement())}"
-            + (f"; vs the nearest default re-measurement: "
-               f"{_percent(result.improvement_vs_nearest())}" if result.references else ""),
+            + (
+                f"; vs the nearest default re-measurement: "
+                f"{_percent(result.improvement_vs_nearest())}"
+                if result.references
+                else ""
+            ),
             *_side_by_side(result),
             "  best configuration:",
             *(f"    {k} = {_knob(v)}" for k, v in best.config.items()),

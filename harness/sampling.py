@@ -16,8 +16,13 @@ def _box(dim: int, low: np.ndarray | None, high: np.ndarray | None) -> tuple[np.
     return lo, hi
 
 
-def latin_hypercube(n: int, dim: int, rng: np.random.Generator,
-                    low: np.ndarray | None = None, high: np.ndarray | None = None) -> np.ndarray:
+def latin_hypercube(
+    n: int,
+    dim: int,
+    rng: np.random.Generator,
+    low: np.ndarray | None = None,
+    high: np.ndarray | None = None,
+) -> np.ndarray:
     """``n`` LHS points in the box: every dimension has exactly one point per 1/n stratum."""
     lo, hi = _box(dim, low, high)
     if n <= 0:
@@ -26,8 +31,13 @@ def latin_hypercube(n: int, dim: int, rng: np.random.Generator,
     return lo + unit * (hi - lo)
 
 
-def uniform(n: int, dim: int, rng: np.random.Generator,
-            low: np.ndarray | None = None, high: np.ndarray | None = None) -> np.ndarray:
+def uniform(
+    n: int,
+    dim: int,
+    rng: np.random.Generator,
+    low: np.ndarray | None = None,
+    high: np.ndarray | None = None,
+) -> np.ndarray:
     """``n`` independent uniform points in the box."""
     lo, hi = _box(dim, low, high)
     return lo + rng.random((max(n, 0), dim)) * (hi - lo)

@@ -85,8 +85,9 @@ class SessionOptions:
         for name in ("min_timeout_s", "first_timeout_s", "start_timeout_s"):
             value = getattr(self, name)
             if not 0 < value < float("inf"):
-                raise ConfigError(f"session.{name} must be a positive number of seconds, "
-                                  f"got {value}")
+                raise ConfigError(
+                    f"session.{name} must be a positive number of seconds, got {value}"
+                )
         if self.max_consecutive_crashes < 1:
             raise ConfigError("session.max_consecutive_crashes must be at least 1")
         if self.default_every < 0:
@@ -139,8 +140,9 @@ class SessionResult:
         candidates = [o for o in [self.default, *self.references] if o is not None and o.ok]
         if best is None or not candidates:
             return None
-        return min(candidates, key=lambda o: abs(int(o.extra.get("after_trial", o.trial))
-                                                  - best.trial))
+        return min(
+            candidates, key=lambda o: abs(int(o.extra.get("after_trial", o.trial)) - best.trial)
+        )
 
     def improvement_vs_nearest(self) -> float | None:
         best, near = self.value(self.best), self.value(self.nearest_default())
@@ -152,10 +154,20 @@ class SessionResult:
 class Session:
     """Runs (or resumes) one tuning session against one system and workload."""
 
-    def __init__(self, *, session_id: str, store: SampleStore, tuner_factory: TunerFactory,
-                 system: System, workload: Workload, objective: Objective, tracker: Tracker,
-                 options: SessionOptions, fixed: Config | None = None,
-                 workdir: Path | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        store: SampleStore,
+        tuner_factory: TunerFactory,
+        system: System,
+        workload: Workload,
+        objective: Objective,
+        tracker: Tracker,
+        options: SessionOptions,
+        fixed: Config | None = None,
+        workdir: Path | None = None,
+    ) -> None:
         self.session_id = session_id
         self.store = store
         self.tuner_factory = tuner_factory
@@ -174,8 +186,9 @@ class Session:
         self._signals = _SignalGuard()
 
     # -- public ---------------------------------------------------------------------------
-    def run(self, on_progress: Callable[[Observation, float | None], None] | None = None
-            ) -> SessionResult:
+    def run(
+        self, on_progress: Callable[[Observation, float | None], None] | None = None
+    ) -> SessionResult:
         """Run until the budget is spent; resumes from the store if it holds tests."""
         self.store.lock()
         try:
@@ -184,16 +197,20 @@ class Session:
         finally:
             self.store.unlock()
 
-    def _run(self, on_progress: Callable[[Observation, float | None], None] | None
-             ) -> SessionResult:
+    def _run(
+        self, on_progress: Callable[[Observation, float | None], None] | None
+    ) -> SessionResult:
         stored = self.store.load()
         references = self.store.load(reference=True)
         if len(stored) > self.options.budget:
-            raise SessionAborted(f"the store holds {len(stored)} tests, more than budget="
-                                 f"{self.options.budget}")
-        self.tuner = self.tuner_factory(space=self.system.space if not self.fixed else
-                                        self._tuned_space(), seed=self.options.seed,
-                                        budget=self.options.budget)
+            raise SessionAborted(
+                f"the store holds {len(stored)} tests, more than budget={self.options.budget}"
+            )
+        self.tuner = self.tuner_factory(
+            space=self.system.space if not self.fixed else self._tuned_space(),
+            seed=self.options.seed,
+            budget=self.options.budget,
+        )
         logged = self._open_tracking(stored)
         observations: list[Observation] = []
         status, message = "FINISHED", ""
@@ -204,28 +221,42 @@ class Session:
             self._loop(stored, observations, references, logged, on_progress)
         except KeyboardInterrupt:
             status = "INTERRUPTED"
-            message = (f"interrupted after {len(observations)}/{self.options.budget} tests; "
-                       f"resume with: python -m harness resume={self.store.directory}")
+            message = (
+                f"interrupted after {len(observations)}/{self.options.budget} tests; "
+                f"resume with: python -m harness resume={self.store.directory}"
+            )
         except SessionAborted as exc:
             status, message = "ABORTED", str(exc)
         except (HostUnreachable, StoreError) as exc:
             status = "ABORTED"
-            message = (f"{exc}; the {len(observations)} finished tests are kept: resume with "
-                       f"python -m harness resume={self.store.directory}")
+            message = (
+                f"{exc}; the {len(observations)} finished tests are kept: resume with "
+                f"python -m harness resume={self.store.directory}"
+            )
         except Exception as exc:  # a bug in an adapter or tuner: keep the tests, say where
             status = "ABORTED"
             trace = self.store.directory / "error.log"
             with contextlib.suppress(OSError):
                 trace.write_text(traceback.format_exc())
-            message = (f"internal error {type(exc).__name__}: {exc} (a bug; traceback in "
-                       f"{trace}); the {len(observations)} finished tests are kept: resume "
-                       f"with python -m harness resume={self.store.directory}")
+            message = (
+                f"internal error {type(exc).__name__}: {exc} (a bug; traceback in "
+                f"{trace}); the {len(observations)} finished tests are kept: resume "
+                f"with python -m harness resume={self.store.directory}"
+            )
         finally:
             self._teardown()
             self._signals.armed = False
-        result = SessionResult(self.session_id, self.store.directory, self.objective,
-                               observations, references, status, self.tracker.where(),
-                               message=message, tuner_seconds=self.tuner.compute_seconds)
+        result = SessionResult(
+            self.session_id,
+            self.store.directory,
+            self.objective,
+            observations,
+            references,
+            status,
+            self.tracker.where(),
+            message=message,
+            tuner_seconds=self.tuner.compute_seconds,
+        )
         try:
             self._finish(result)
         finally:
@@ -251,7 +282,8 @@ class Session:
             if not self._owns_workdir():
                 raise SessionAborted(
                     f"work folder {self.workdir} exists but was not created by session "
-                    f"{self.session_id}; move it away or pick another session.name")
+                    f"{self.session_id}; move it away or pick another session.name"
+                )
             return
         try:
             if not self.workdir.parent.exists():
@@ -263,8 +295,10 @@ class Session:
             os.chmod(self.workdir, 0o711)
             marker.write_text(self.session_id + "\n")
         except OSError as exc:
-            raise StoreError(f"cannot create the work folder {self.workdir}: {exc.strerror}; "
-                             "set results_dir=<a writable folder>") from None
+            raise StoreError(
+                f"cannot create the work folder {self.workdir}: {exc.strerror}; "
+                "set results_dir=<a writable folder>"
+            ) from None
 
     def _owns_workdir(self) -> bool:
         try:
@@ -282,15 +316,23 @@ class Session:
         if not self.workdir.exists():
             return
         if not self._owns_workdir():
-            log.warning("leaving %s in place: it was not created by session %s", self.workdir,
-                        self.session_id)
+            log.warning(
+                "leaving %s in place: it was not created by session %s",
+                self.workdir,
+                self.session_id,
+            )
             return
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     # -- the loop -------------------------------------------------------------------------
-    def _loop(self, stored: list[Observation], observations: list[Observation],
-              references: list[Observation], logged: set[int],
-              on_progress: Callable[[Observation, float | None], None] | None) -> None:
+    def _loop(
+        self,
+        stored: list[Observation],
+        observations: list[Observation],
+        references: list[Observation],
+        logged: set[int],
+        on_progress: Callable[[Observation, float | None], None] | None,
+    ) -> None:
         assert self.tuner is not None
         budget = self.options.budget
         while len(observations) < budget:
@@ -317,14 +359,22 @@ class Session:
                 self._check_crashes(obs)
             step_from = len(self.tuner.compute_log)
             self.tuner.tell(told)
-            for record in self.tuner.compute_log[max(step_from - 2, 0):]:
+            for record in self.tuner.compute_log[max(step_from - 2, 0) :]:
                 self.tracker.log_step(record.step, {keys.METRIC_TUNER_SECONDS: record.seconds})
 
     def _run_one(self, config: Config, trial: int) -> Observation:
         full = {**config, **self.fixed}
-        obs = run_test(self.system, self.workload, self.objective, full, trial,
-                       repeats=self.options.repeats, timeout_s=self._timeout(),
-                       start_timeout_s=self.options.start_timeout_s, is_default=trial == 0)
+        obs = run_test(
+            self.system,
+            self.workload,
+            self.objective,
+            full,
+            trial,
+            repeats=self.options.repeats,
+            timeout_s=self._timeout(),
+            start_timeout_s=self.options.start_timeout_s,
+            is_default=trial == 0,
+        )
         if obs.status is not Status.SUCCEEDED:
             log.info("trial %d: %s %s", trial, obs.status.value, obs.message)
         return obs
@@ -340,10 +390,17 @@ class Session:
             return
         if any(int(r.extra.get("after_trial", -1)) == trial for r in references):
             return  # measured before an interruption
-        ref = run_test(self.system, self.workload, self.objective,
-                       {**self.system.space.default(), **self.fixed}, trial,
-                       repeats=self.options.repeats, timeout_s=self._timeout(),
-                       start_timeout_s=self.options.start_timeout_s, is_default=True)
+        ref = run_test(
+            self.system,
+            self.workload,
+            self.objective,
+            {**self.system.space.default(), **self.fixed},
+            trial,
+            repeats=self.options.repeats,
+            timeout_s=self._timeout(),
+            start_timeout_s=self.options.start_timeout_s,
+            is_default=True,
+        )
         ref = Observation(**{**ref.__dict__, "extra": {**ref.extra, "after_trial": trial}})
         self.store.append(ref, reference=True)
         references.append(ref)
@@ -353,19 +410,23 @@ class Session:
 
     def _check_crashes(self, obs: Observation) -> None:
         if obs.status is Status.CRASHED and obs.trial == 0:
-            raise SessionAborted(f"the default configuration did not start ({obs.message}); "
-                                 f"check the {self.system.name} setup before tuning")
+            raise SessionAborted(
+                f"the default configuration did not start ({obs.message}); "
+                f"check the {self.system.name} setup before tuning"
+            )
         if obs.trial == 0 and obs.status in (Status.FAILED, Status.TIMED_OUT):
             # Every later test would fail the same way and burn the whole budget.
             raise SessionAborted(
                 f"the default configuration {obs.status.value} its workload ({obs.message}); "
-                "fix the workload or the objective before tuning")
+                "fix the workload or the objective before tuning"
+            )
         self._crashes = self._crashes + 1 if obs.status is Status.CRASHED else 0
         if self._crashes >= self.options.max_consecutive_crashes:
             raise SessionAborted(
                 f"{self._crashes} consecutive tests crashed {self.system.name} (last: "
                 f"{obs.message}); the knob ranges may exceed what this machine allows: narrow "
-                "them (+system.ranges.<knob>.max=...) or raise session.max_consecutive_crashes")
+                "them (+system.ranges.<knob>.max=...) or raise session.max_consecutive_crashes"
+            )
 
     def _track_best(self, obs: Observation) -> None:
         if obs.ok and (self._best_score is None or obs.score > self._best_score):  # type: ignore[operator]
@@ -388,9 +449,12 @@ class Session:
         if run_id:
             return self.tracker.resume_session(run_id)
         run_id = self.tracker.start_session(
-            experiment=meta["experiment"], run_name=self.session_id,
-            params=meta.get("params", {}), tags=meta.get("tags", {}),
-            artifact_root=Path(meta.get("artifact_root", self.store.directory / "mlartifacts")))
+            experiment=meta["experiment"],
+            run_name=self.session_id,
+            params=meta.get("params", {}),
+            tags=meta.get("tags", {}),
+            artifact_root=Path(meta.get("artifact_root", self.store.directory / "mlartifacts")),
+        )
         if run_id:
             self.store.update_meta(mlflow_run_id=run_id)
         return set()
@@ -415,8 +479,11 @@ class Session:
         if crashed:
             logs = self.store.directory / "crash_logs.txt"
             try:
-                logs.write_text("\n\n".join(f"== trial {o.trial}: {o.message}\n"
-                                            f"{o.extra['log_tail']}" for o in crashed))
+                logs.write_text(
+                    "\n\n".join(
+                        f"== trial {o.trial}: {o.message}\n{o.extra['log_tail']}" for o in crashed
+                    )
+                )
                 artifacts[keys.ARTIFACT_LOGS] = logs
             except OSError as exc:
                 log.warning("could not write %s: %s", logs, exc.strerror)
@@ -425,17 +492,20 @@ class Session:
             keys.METRIC_FAILED_TESTS: sum(not o.ok for o in result.observations),
             keys.METRIC_TUNER_TOTAL: result.tuner_seconds,
         }
-        for key, value in ((keys.METRIC_DEFAULT, result.value(result.default)),
-                           (keys.METRIC_BEST, result.value(result.best)),
-                           (keys.METRIC_IMPROVEMENT, result.improvement()),
-                           (keys.METRIC_IMPROVEMENT_NEAREST, result.improvement_vs_nearest())):
+        for key, value in (
+            (keys.METRIC_DEFAULT, result.value(result.default)),
+            (keys.METRIC_BEST, result.value(result.best)),
+            (keys.METRIC_IMPROVEMENT, result.improvement()),
+            (keys.METRIC_IMPROVEMENT_NEAREST, result.improvement_vs_nearest()),
+        ):
             if value is not None:
                 metrics[key] = value
         best = result.best
         params = {f"{keys.PREFIX_CONFIG}{k}": v for k, v in best.config.items()} if best else {}
         try:
-            self.store.update_meta(status=result.status, finished=time.time(),
-                                   tests=len(result.observations))
+            self.store.update_meta(
+                status=result.status, finished=time.time(), tests=len(result.observations)
+            )
         except StoreError as exc:
             log.error("%s", exc)
         try:
@@ -460,8 +530,9 @@ class _SignalGuard:
 
     def __enter__(self) -> _SignalGuard:
         if threading.current_thread() is threading.main_thread():
-            self._previous = {sig: signal.signal(sig, self._handle)
-                              for sig in (signal.SIGINT, signal.SIGTERM)}
+            self._previous = {
+                sig: signal.signal(sig, self._handle) for sig in (signal.SIGINT, signal.SIGTERM)
+            }
         return self
 
     def __exit__(self, *exc: object) -> None:

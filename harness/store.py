@@ -64,16 +64,19 @@ class SampleStore:
         try:
             handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the session
         except OSError as exc:
-            raise StoreError(f"cannot open {path}: {exc.strerror}; check the permissions of "
-                             f"{self.directory}") from None
+            raise StoreError(
+                f"cannot open {path}: {exc.strerror}; check the permissions of {self.directory}"
+            ) from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
             handle.close()
-            raise StoreError(f"session {self.directory} is in use by PID {holder}; wait for "
-                             "it to finish (or stop it) before resuming") from None
+            raise StoreError(
+                f"session {self.directory} is in use by PID {holder}; wait for "
+                "it to finish (or stop it) before resuming"
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -98,8 +101,10 @@ class SampleStore:
     def create(self, meta: dict[str, Any]) -> None:
         """Create the session folder; refuses to overwrite an existing session."""
         if self.exists:
-            raise StoreError(f"session folder {self.directory} already holds a session; "
-                             f"resume it with resume={self.directory} or pick another name")
+            raise StoreError(
+                f"session folder {self.directory} already holds a session; "
+                f"resume it with resume={self.directory} or pick another name"
+            )
         try:
             self.directory.parent.mkdir(parents=True, exist_ok=True)
             if self.directory.is_dir() and not any(self.directory.iterdir()):
@@ -108,11 +113,15 @@ class SampleStore:
                 # exist_ok=False: a folder holding other files is never adopted.
                 self.directory.mkdir(mode=0o700)
         except FileExistsError:
-            raise StoreError(f"{self.directory} already exists and holds no session; pick "
-                             "another session.name or remove that folder") from None
+            raise StoreError(
+                f"{self.directory} already exists and holds no session; pick "
+                "another session.name or remove that folder"
+            ) from None
         except OSError as exc:
-            raise StoreError(f"cannot create session folder {self.directory}: "
-                             f"{exc.strerror}; set results_dir=<a writable folder>") from None
+            raise StoreError(
+                f"cannot create session folder {self.directory}: "
+                f"{exc.strerror}; set results_dir=<a writable folder>"
+            ) from None
         self.lock()
         self.write_meta(meta)
 
@@ -121,18 +130,21 @@ class SampleStore:
         try:
             return dict(json.loads(path.read_text()))
         except FileNotFoundError:
-            raise StoreError(f"no session in {self.directory} (missing {SESSION_FILE}); "
-                             "pass the session folder printed when the session started") from None
+            raise StoreError(
+                f"no session in {self.directory} (missing {SESSION_FILE}); "
+                "pass the session folder printed when the session started"
+            ) from None
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot read {path}: {exc}") from None
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         try:
-            _atomic_write(self.directory / SESSION_FILE,
-                          json.dumps(meta, indent=2, default=str))
+            _atomic_write(self.directory / SESSION_FILE, json.dumps(meta, indent=2, default=str))
         except OSError as exc:
-            raise StoreError(f"cannot write {self.directory / SESSION_FILE}: {exc.strerror}; "
-                             "free some disk space (the finished tests are kept)") from None
+            raise StoreError(
+                f"cannot write {self.directory / SESSION_FILE}: {exc.strerror}; "
+                "free some disk space (the finished tests are kept)"
+            ) from None
 
     def update_meta(self, **changes: Any) -> None:
         meta = self.read_meta()
@@ -151,8 +163,10 @@ class SampleStore:
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:
-            raise StoreError(f"cannot append to {path}: {exc.strerror}; free some disk space "
-                             "and resume (every earlier test is kept)") from None
+            raise StoreError(
+                f"cannot append to {path}: {exc.strerror}; free some disk space "
+                "and resume (every earlier test is kept)"
+            ) from None
 
     def load(self, reference: bool = False) -> list[Observation]:
         """All stored observations in trial order; a torn last line (kill -9) is dropped."""
@@ -179,8 +193,9 @@ class SampleStore:
                     log.warning("dropping an incomplete last record in %s", path)
                     _drop_torn_tail(path, raw[: raw.rfind(line)])
                     break
-                raise StoreError(f"{path}:{number} is corrupt ({exc}); "
-                                 "fix or remove that line") from None
+                raise StoreError(
+                    f"{path}:{number} is corrupt ({exc}); fix or remove that line"
+                ) from None
         if not reference:
             trials = [o.trial for o in observations]
             if trials != list(range(len(trials))):
@@ -202,21 +217,39 @@ def export_csv(observations: Iterable[Observation], path: str | Path) -> None:
     for obs in rows:
         knobs += [k for k in obs.config if k not in knobs]
         metrics += [m for m in obs.metrics if m not in metrics]
-    header = ["trial", "status", "is_default", "score", "duration_s",
-              *(f"config.{k}" for k in knobs), *(f"result.{m}" for m in metrics), "message"]
+    header = [
+        "trial",
+        "status",
+        "is_default",
+        "score",
+        "duration_s",
+        *(f"config.{k}" for k in knobs),
+        *(f"result.{m}" for m in metrics),
+        "message",
+    ]
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(header)
     for obs in rows:
-        writer.writerow([obs.trial, obs.status.value, obs.is_default,
-                         "" if obs.score is None else obs.score, f"{obs.duration_s:.3f}",
-                         *(obs.config.get(k, "") for k in knobs),
-                         *(obs.metrics.get(m, "") for m in metrics), obs.message])
+        writer.writerow(
+            [
+                obs.trial,
+                obs.status.value,
+                obs.is_default,
+                "" if obs.score is None else obs.score,
+                f"{obs.duration_s:.3f}",
+                *(obs.config.get(k, "") for k in knobs),
+                *(obs.metrics.get(m, "") for m in metrics),
+                obs.message,
+            ]
+        )
     try:
         _atomic_write(Path(path), buffer.getvalue())
     except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror}; free some disk space (the "
-                         "tests are kept in observations.jsonl)") from None
+        raise StoreError(
+            f"cannot write {path}: {exc.strerror}; free some disk space (the "
+            "tests are kept in observations.jsonl)"
+        ) from None
 
 
 def _json_default(value: Any) -> Any:
@@ -260,5 +293,6 @@ def _drop_torn_tail(path: Path, keep: str) -> None:
     try:
         _atomic_write(path, keep)
     except OSError as exc:
-        raise StoreError(f"cannot repair {path}: {exc.strerror}; free some disk space and "
-                         "resume again") from None
+        raise StoreError(
+            f"cannot repair {path}: {exc.strerror}; free some disk space and resume again"
+        ) from None

@@ -121,8 +121,9 @@ class Tuner(ABC):
             penalty = 0.0
         return np.array([o.score if o.ok else penalty for o in self.history], dtype=float)
 
-    def lhs(self, n: int, low: np.ndarray | None = None,
-            high: np.ndarray | None = None) -> np.ndarray:
+    def lhs(
+        self, n: int, low: np.ndarray | None = None, high: np.ndarray | None = None
+    ) -> np.ndarray:
         """``n`` Latin-hypercube points in the box [low, high] (default: the unit cube)."""
         from harness.sampling import latin_hypercube
 

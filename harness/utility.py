@@ -70,8 +70,17 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ConstraintMode = Literal["infeasible", "penalty"]
-KEYS = ("metric", "direction", "utility", "weights", "per", "name", "constraints",
-        "constraint_mode", "penalty")
+KEYS = (
+    "metric",
+    "direction",
+    "utility",
+    "weights",
+    "per",
+    "name",
+    "constraints",
+    "constraint_mode",
+    "penalty",
+)
 
 
 class InfeasibleError(WorkloadError):
@@ -98,13 +107,17 @@ class UtilityObjective(Objective):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.constraint_mode not in ("infeasible", "penalty"):
-            raise ConfigError("objective.constraint_mode must be 'infeasible' or 'penalty', "
-                              f"got {self.constraint_mode!r}")
+            raise ConfigError(
+                "objective.constraint_mode must be 'infeasible' or 'penalty', "
+                f"got {self.constraint_mode!r}"
+            )
         if not (math.isfinite(self.penalty) and self.penalty >= 0):
             raise ConfigError(f"objective.penalty must be a number >= 0, got {self.penalty!r}")
         if self.constraint_mode == "penalty" and self.constraints and self.penalty == 0:
-            raise ConfigError("objective.constraint_mode=penalty needs objective.penalty > 0 "
-                              "(with 0 the constraints would be ignored)")
+            raise ConfigError(
+                "objective.constraint_mode=penalty needs objective.penalty > 0 "
+                "(with 0 the constraints would be ignored)"
+            )
 
     @property
     def reported_metrics(self) -> tuple[str, ...]:
@@ -188,12 +201,18 @@ def assess(objective: Objective, metrics: Mapping[str, float]) -> Assessment:
 
 def machine_constants(machine: Machine) -> dict[str, float]:
     """Named constants from the machine under tune: ``cores``, ``ram_mib``, ``ram_gib``."""
-    return {"cores": float(machine.cores), "ram_mib": float(machine.ram_mib),
-            "ram_gib": machine.ram_bytes / 2**30}
+    return {
+        "cores": float(machine.cores),
+        "ram_mib": float(machine.ram_mib),
+        "ram_gib": machine.ram_bytes / 2**30,
+    }
 
 
-def build_objective(cfg: Mapping[str, Any] | None, metrics: tuple[MetricSpec, ...],
-                    constants: Mapping[str, float] | None = None) -> Objective:
+def build_objective(
+    cfg: Mapping[str, Any] | None,
+    metrics: tuple[MetricSpec, ...],
+    constants: Mapping[str, float] | None = None,
+) -> Objective:
     """The objective described by ``cfg`` (the ``objective`` config), checked up front.
 
     Returns a plain :class:`Objective` when ``cfg`` asks for one metric only, else a
@@ -202,8 +221,9 @@ def build_objective(cfg: Mapping[str, Any] | None, metrics: tuple[MetricSpec, ..
     cfg = dict(cfg or {})
     unknown = sorted(set(cfg) - set(KEYS))
     if unknown:
-        raise ConfigError(f"unknown objective key(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(KEYS)}")
+        raise ConfigError(
+            f"unknown objective key(s) {', '.join(unknown)}; known: {', '.join(KEYS)}"
+        )
     if not metrics:
         raise ConfigError("the workload declares no metrics")
     by_name = {m.name: m for m in metrics}
@@ -220,8 +240,10 @@ def build_objective(cfg: Mapping[str, Any] | None, metrics: tuple[MetricSpec, ..
     if utility and weights:
         raise ConfigError("give either objective.utility or objective.weights, not both")
     if metric and (utility or weights):
-        raise ConfigError("objective.metric picks one metric; with objective.utility or "
-                          "objective.weights leave it null (objective.name labels the utility)")
+        raise ConfigError(
+            "objective.metric picks one metric; with objective.utility or "
+            "objective.weights leave it null (objective.name labels the utility)"
+        )
 
     if utility:
         text, name, unit = str(utility).strip(), "utility", ""
@@ -238,8 +260,9 @@ def build_objective(cfg: Mapping[str, Any] | None, metrics: tuple[MetricSpec, ..
         label = str(per).strip()
         parse(label, by_name, consts, kind="num", what="objective.per")
         simple = label.isidentifier()
-        text = (text if bare is not None else f"({text})") + \
-            (f" / {label}" if simple else f" / ({label})")
+        text = (text if bare is not None else f"({text})") + (
+            f" / {label}" if simple else f" / ({label})"
+        )
         name = f"{name}_per_{label}" if simple else f"{name}_ratio"
         unit = f"{unit}/{label}" if unit and simple else ""
     where = "objective.weights" if weights else "objective.utility" if utility else "objective"
@@ -260,10 +283,15 @@ def build_objective(cfg: Mapping[str, Any] | None, metrics: tuple[MetricSpec, ..
         raise ConfigError(f"objective.penalty must be a number, got {cfg['penalty']!r}") from None
     if mode == "infeasible" and penalty:
         log.warning("objective.penalty=%g is ignored in constraint_mode=infeasible", penalty)
-    return UtilityObjective(metric=str(cfg.get("name") or name),
-                            direction=direction or natural, unit=unit,
-                            utility=expression, constraints=tuple(checked),
-                            constraint_mode=mode, penalty=penalty)  # type: ignore[arg-type]
+    return UtilityObjective(
+        metric=str(cfg.get("name") or name),
+        direction=direction or natural,
+        unit=unit,
+        utility=expression,
+        constraints=tuple(checked),
+        constraint_mode=mode,  # type: ignore[arg-type]
+        penalty=penalty,
+    )
 
 
 def rescore(observations: Iterable[Observation], objective: Objective) -> list[Observation]:
@@ -279,8 +307,11 @@ def rescore(observations: Iterable[Observation], objective: Objective) -> list[O
             out.append(obs)
             continue
         verdict = assess(objective, obs.metrics)
-        out.append(dataclasses.replace(obs, score=verdict.score, status=Status(verdict.status),
-                                       message=verdict.message))
+        out.append(
+            dataclasses.replace(
+                obs, score=verdict.score, status=Status(verdict.status), message=verdict.message
+            )
+        )
     return out
 
 
@@ -296,14 +327,16 @@ def _as_list(value: Any) -> list[str]:
         return []
     if isinstance(value, str):
         return [value] if value.strip() else []
-    if not isinstance(value, Mapping) and (isinstance(value, Sequence)
-                                           or hasattr(value, "__iter__")):
+    if not isinstance(value, Mapping) and (
+        isinstance(value, Sequence) or hasattr(value, "__iter__")
+    ):
         return [str(v) for v in value]
     raise ConfigError(f"objective.constraints must be a list of conditions, got {value!r}")
 
 
-def _check_constants(constants: Mapping[str, float],
-                     by_name: Mapping[str, MetricSpec]) -> dict[str, float]:
+def _check_constants(
+    constants: Mapping[str, float], by_name: Mapping[str, MetricSpec]
+) -> dict[str, float]:
     checked = {}
     for key, value in constants.items():
         if not str(key).isidentifier():
@@ -322,8 +355,10 @@ def _weighted_sum(weights: Mapping[str, Any], by_name: Mapping[str, MetricSpec])
     terms = []
     for key, raw in weights.items():
         if key not in by_name:
-            raise ConfigError(f"objective.weights: unknown metric {key!r}; the workload "
-                              f"reports: {', '.join(by_name)}")
+            raise ConfigError(
+                f"objective.weights: unknown metric {key!r}; the workload "
+                f"reports: {', '.join(by_name)}"
+            )
         try:
             weight = float(raw)
         except (TypeError, ValueError):

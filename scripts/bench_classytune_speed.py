@@ -27,15 +27,24 @@ from systems.synthetic import SyntheticSystem, function
 
 def one_round(knob_set: str, n: int, seed: int, batch: int, s_factor: float) -> dict[str, float]:
     space = SyntheticSystem(knob_set).space
-    tuner = ClassyTuneTuner(space, seed=seed, budget=n + batch, n_initial=n, rounds=1,
-                            s_factor=s_factor)
+    tuner = ClassyTuneTuner(
+        space, seed=seed, budget=n + batch, n_initial=n, rounds=1, s_factor=s_factor
+    )
     configs = tuner.ask(n)
     points = space.encode_many(configs)
     values = function.response(points) * 10_000.0
     crashed = function.crashes(points)
-    tuner.tell([Observation(i, c, Status.CRASHED if crashed[i] else Status.SUCCEEDED,
-                            None if crashed[i] else float(values[i]))
-                for i, c in enumerate(configs)])
+    tuner.tell(
+        [
+            Observation(
+                i,
+                c,
+                Status.CRASHED if crashed[i] else Status.SUCCEEDED,
+                None if crashed[i] else float(values[i]),
+            )
+            for i, c in enumerate(configs)
+        ]
+    )
     started = time.perf_counter()
     proposed = tuner.ask(batch)
     total = time.perf_counter() - started
@@ -53,25 +62,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     one_round("10", 20, 0, 5, args.s_factor)  # warm-up: imports, thread pools
-    lines = [f"Command: `python scripts/bench_classytune_speed.py "
-             f"{' '.join(argv or sys.argv[1:])}`", "",
-             f"One ClassyTune round after n={args.n} samples: train = induce {args.n}x"
-             f"{args.n - 1} pairs + fit XGBoost; search = |S| = {args.s_factor:g} x d candidates "
-             f"vs pivot, elbow + KMeans, bounds, LHS of {args.batch}; total = the whole ask() "
-             f"call. Median of {args.repeats} (seeds 0..{args.repeats - 1}); 2-core machine "
-             "shared with other jobs.", "",
-             "| d | train s (median) | search s (median) | total s (median) | total s (max) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"Command: `python scripts/bench_classytune_speed.py {' '.join(argv or sys.argv[1:])}`",
+        "",
+        f"One ClassyTune round after n={args.n} samples: train = induce {args.n}x"
+        f"{args.n - 1} pairs + fit XGBoost; search = |S| = {args.s_factor:g} x d candidates "
+        f"vs pivot, elbow + KMeans, bounds, LHS of {args.batch}; total = the whole ask() "
+        f"call. Median of {args.repeats} (seeds 0..{args.repeats - 1}); 2-core machine "
+        "shared with other jobs.",
+        "",
+        "| d | train s (median) | search s (median) | total s (median) | total s (max) |",
+        "|---|---|---|---|---|",
+    ]
     for knob_set in ("10", "30"):
-        runs = [one_round(knob_set, args.n, seed, args.batch, args.s_factor)
-                for seed in range(args.repeats)]
+        runs = [
+            one_round(knob_set, args.n, seed, args.batch, args.s_factor)
+            for seed in range(args.repeats)
+        ]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         worst = max(r["total"] for r in runs)
-        lines.append(f"| {knob_set} | {med['train']:.3f} | {med['search']:.3f} "
-                     f"| {med['total']:.3f} | {worst:.3f} |")
+        lines.append(
+            f"| {knob_set} | {med['train']:.3f} | {med['search']:.3f} "
+            f"| {med['total']:.3f} | {worst:.3f} |"
+        )
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    lines += ["", f"Peak RSS of the benchmark process: {peak_mib:.0f} MiB",
-              f"(numpy {np.__version__})"]
+    lines += [
+        "",
+        f"Peak RSS of the benchmark process: {peak_mib:.0f} MiB",
+        f"(numpy {np.__version__})",
+    ]
     report = "\n".join(lines)
     print(report)
     if args.out:

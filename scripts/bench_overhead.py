@@ -27,10 +27,16 @@ CONF = Path(__file__).resolve().parent.parent / "conf"
 def one_session(tuner: str, tracking: bool, budget: int) -> tuple[float, float]:
     """Return (overhead per test, tuner seconds per test) of one fresh session."""
     with tempfile.TemporaryDirectory() as tmp:
-        overrides = [f"results_dir={tmp}", "session.progress=false", "system=synthetic10",
-                     f"tuner={tuner}", f"budget={budget}"]
-        overrides.append(f"tracking.uri=sqlite:///{tmp}/mlflow.db" if tracking
-                         else "tracking=none")
+        overrides = [
+            f"results_dir={tmp}",
+            "session.progress=false",
+            "system=synthetic10",
+            f"tuner={tuner}",
+            f"budget={budget}",
+        ]
+        overrides.append(
+            f"tracking.uri=sqlite:///{tmp}/mlflow.db" if tracking else "tracking=none"
+        )
         with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
             cfg = compose(config_name="config", overrides=overrides)
         started = time.perf_counter()
@@ -56,8 +62,10 @@ def main() -> None:
             rows = [one_session(tuner, tracking, args.budget) for _ in range(args.repeats)]
             overhead = statistics.median(r[0] for r in rows)
             tuner_s = statistics.median(r[1] for r in rows)
-            print(f"| {tuner} | {'on' if tracking else 'off'} | {overhead * 1000:.1f} ms "
-                  f"| {tuner_s * 1000:.1f} ms |")
+            print(
+                f"| {tuner} | {'on' if tracking else 'off'} | {overhead * 1000:.1f} ms "
+                f"| {tuner_s * 1000:.1f} ms |"
+            )
 
 
 if __name__ == "__main__":

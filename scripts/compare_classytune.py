@@ -31,8 +31,12 @@ from harness.objective import Objective
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TUNERS = ["classytune_paper=classytune_paper", "classytune=classytune",
-                  "random=random", "lhs=lhs"]
+DEFAULT_TUNERS = [
+    "classytune_paper=classytune_paper",
+    "classytune=classytune",
+    "random=random",
+    "lhs=lhs",
+]
 
 
 def parse_tuner(spec: str) -> tuple[str, str, dict[str, Any]]:
@@ -65,10 +69,14 @@ def run(label: str, factory: Any, knob_set: str, seed: int, budget: int) -> dict
     assert best is not None and len(observations) == budget
     default = observations[0].metrics["throughput"]
     value = best.metrics["throughput"]
-    return {"best": value, "improvement": value / default - 1.0,
-            "optimum_fraction": value / system.known_optimum()[1],
-            "tuner_s": tuner.compute_seconds, "wall_s": wall,
-            "failures": sum(not o.ok for o in observations)}
+    return {
+        "best": value,
+        "improvement": value / default - 1.0,
+        "optimum_fraction": value / system.known_optimum()[1],
+        "tuner_s": tuner.compute_seconds,
+        "wall_s": wall,
+        "failures": sum(not o.ok for o in observations),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,32 +88,45 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="also write the report (markdown) here")
     args = parser.parse_args(argv)
     specs = [parse_tuner(s) for s in args.tuners]
-    lines = [f"Command: `python scripts/compare_classytune.py {' '.join(argv or sys.argv[1:])}`",
-             "", f"Budget {args.budget} (default included), seeds 0..{args.seeds - 1}; "
-             "best = final best measured throughput (ops/s, noise-free synthetic system); "
-             "impr = improvement over the default; opt = fraction of the known optimum; "
-             ">lhs / >rnd = seeds on which the tuner's best beats lhs / random on the same seed; "
-             "tuner s = tuner computation per session (train + search + sampling).", ""]
+    lines = [
+        f"Command: `python scripts/compare_classytune.py {' '.join(argv or sys.argv[1:])}`",
+        "",
+        f"Budget {args.budget} (default included), seeds 0..{args.seeds - 1}; "
+        "best = final best measured throughput (ops/s, noise-free synthetic system); "
+        "impr = improvement over the default; opt = fraction of the known optimum; "
+        ">lhs / >rnd = seeds on which the tuner's best beats lhs / random on the same seed; "
+        "tuner s = tuner computation per session (train + search + sampling).",
+        "",
+    ]
     for knob_set in args.systems:
         results: dict[str, list[dict[str, float]]] = {}
         for label, conf, overrides in specs:
             factory = make_factory(conf, overrides)
-            results[label] = [run(label, factory, knob_set, seed, args.budget)
-                              for seed in range(args.seeds)]
+            results[label] = [
+                run(label, factory, knob_set, seed, args.budget) for seed in range(args.seeds)
+            ]
             print(f"  done {label} on synthetic{knob_set}", file=sys.stderr, flush=True)
         optimum = SyntheticSystem(knob_set).known_optimum()[1]
-        lines += [f"## synthetic{knob_set} (known optimum {optimum:.0f})", "",
-                  "| tuner | best mean | best std | impr mean | opt mean | >lhs | >rnd "
-                  "| failed tests | tuner s |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## synthetic{knob_set} (known optimum {optimum:.0f})",
+            "",
+            "| tuner | best mean | best std | impr mean | opt mean | >lhs | >rnd "
+            "| failed tests | tuner s |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for label, rows in results.items():
             best = [r["best"] for r in rows]
 
-            def beats(other: str, rows: list[dict[str, float]] = rows,
-                      results: dict[str, list[dict[str, float]]] = results) -> str:
+            def beats(
+                other: str,
+                rows: list[dict[str, float]] = rows,
+                results: dict[str, list[dict[str, float]]] = results,
+            ) -> str:
                 if other not in results:
                     return "-"
-                wins = sum(a["best"] > b["best"] for a, b in zip(rows, results[other],
-                                                                  strict=True))
+                wins = sum(
+                    a["best"] > b["best"] for a, b in zip(rows, results[other], strict=True)
+                )
                 return f"{wins}/{len(rows)}"
 
             lines.append(
@@ -114,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {np.mean([r['optimum_fraction'] for r in rows]):.3f} "
                 f"| {beats('lhs')} | {beats('random')} "
                 f"| {np.mean([r['failures'] for r in rows]):.1f} "
-                f"| {np.mean([r['tuner_s'] for r in rows]):.2f} |")
+                f"| {np.mean([r['tuner_s'] for r in rows]):.2f} |"
+            )
         lines.append("")
     report = "\n".join(lines)
     print(report)

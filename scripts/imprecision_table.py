@@ -26,29 +26,38 @@ def load(uri: str) -> pd.DataFrame:
         experiment = client.get_experiment_by_name(name)
         if experiment is None:
             continue
-        runs = client.search_runs([experiment.experiment_id], max_results=5000, filter_string=(
-            "tags.`harness.kind` = 'session' and attributes.status = 'FINISHED'"))
+        runs = client.search_runs(
+            [experiment.experiment_id],
+            max_results=5000,
+            filter_string=("tags.`harness.kind` = 'session' and attributes.status = 'FINISHED'"),
+        )
         for run in runs:
             # both modes carry the tag 'classytune'; the best mode's config has a strategy
             ranked = run.data.params.get("tuner.strategy") == "ranked"
-            rows.append({"tuner": "classytune (ranked best mode)" if ranked
-                         else "classytune_paper",
-                         "system": run.data.tags["harness.system"],
-                         "classifier": run.data.params.get("tuner.classifier"),
-                         "seed": run.data.tags["harness.seed"],
-                         "improvement": run.data.metrics.get("improvement")})
+            rows.append(
+                {
+                    "tuner": "classytune (ranked best mode)" if ranked else "classytune_paper",
+                    "system": run.data.tags["harness.system"],
+                    "classifier": run.data.params.get("tuner.classifier"),
+                    "seed": run.data.tags["harness.seed"],
+                    "improvement": run.data.metrics.get("improvement"),
+                }
+            )
     return pd.DataFrame(rows).drop_duplicates(["tuner", "system", "classifier", "seed"])
 
 
 def table(frame: pd.DataFrame) -> str:
-    lines = ["| tuner | system | XGBoost | decision tree | logistic regression |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| tuner | system | XGBoost | decision tree | logistic regression |",
+        "|---|---|---|---|---|",
+    ]
     for (tuner, system), group in frame.groupby(["tuner", "system"]):
         cells = []
         for name in CLASSIFIERS:
             values = group[group["classifier"] == name]["improvement"] * 100
-            cells.append(f"{values.mean():+.1f}% [{values.min():.1f}–{values.max():.1f}] "
-                         f"({len(values)})")
+            cells.append(
+                f"{values.mean():+.1f}% [{values.min():.1f}–{values.max():.1f}] ({len(values)})"
+            )
         lines.append(f"| {tuner} | {system} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

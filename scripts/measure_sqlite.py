@@ -54,8 +54,11 @@ def reset_strategies(folder: Path, rows: int) -> dict[str, list[float]]:
         os.fsync(descriptor)
         os.close(descriptor)
 
-    return {"rebuild in the worker": _timed(rebuild), "copy + VACUUM": _timed(copy_vacuum),
-            "copy cached pristine + fsync": _timed(copy_cached)}
+    return {
+        "rebuild in the worker": _timed(rebuild),
+        "copy + VACUUM": _timed(copy_vacuum),
+        "copy cached pristine + fsync": _timed(copy_cached),
+    }
 
 
 def main() -> None:
@@ -85,31 +88,39 @@ def main() -> None:
         print(f"\n### Default configuration x{args.repeats}")
         values = []
         for trial in range(args.repeats):
-            obs = run_test(system, workload, objective, system.space.default(), trial,
-                           timeout_s=60)
+            obs = run_test(
+                system, workload, objective, system.space.default(), trial, timeout_s=60
+            )
             values.append(obs.metrics.get("tps", float("nan")))
-            print(f"- tps {values[-1]:.1f}, p95 {obs.metrics.get('latency_p95_ms', 0):.2f} ms, "
-                  f"wall {obs.duration_s:.2f} s, setup {obs.metrics.get('setup_s', 0):.3f} s")
+            print(
+                f"- tps {values[-1]:.1f}, p95 {obs.metrics.get('latency_p95_ms', 0):.2f} ms, "
+                f"wall {obs.duration_s:.2f} s, setup {obs.metrics.get('setup_s', 0):.3f} s"
+            )
         if len(values) > 1:
             cv = statistics.stdev(values) / statistics.mean(values)
-            print(f"- mean {statistics.mean(values):.1f}, CV {100 * cv:.1f}%, "
-                  f"max/min {max(values) / min(values):.2f}")
+            print(
+                f"- mean {statistics.mean(values):.1f}, CV {100 * cv:.1f}%, "
+                f"max/min {max(values) / min(values):.2f}"
+            )
 
         print(f"\n### LHS session, budget {args.budget} (seed {args.seed})")
         tuner = LHSTuner(system.space, seed=args.seed, budget=args.budget)
         observations = tune(tuner, system, workload, objective, args.budget, timeout_s=60)
         for obs in observations:
-            print(f"- trial {obs.trial}: {obs.status.value} tps "
-                  f"{obs.metrics.get('tps', float('nan')):.1f} wall {obs.duration_s:.2f} s "
-                  f"setup {obs.metrics.get('setup_s', 0):.2f} s {obs.message}")
+            print(
+                f"- trial {obs.trial}: {obs.status.value} tps "
+                f"{obs.metrics.get('tps', float('nan')):.1f} wall {obs.duration_s:.2f} s "
+                f"setup {obs.metrics.get('setup_s', 0):.2f} s {obs.message}"
+            )
         walls = [obs.duration_s for obs in observations]
         ok = [obs for obs in observations if obs.ok]
         best = max(ok, key=lambda o: o.metrics["tps"])
         default = observations[0].metrics.get("tps", float("nan"))
-        print(f"\nper-test wall time: mean {statistics.mean(walls):.2f} s, "
-              f"max {max(walls):.2f} s")
-        print(f"default tps {default:.1f}; best tps {best.metrics['tps']:.1f} "
-              f"(trial {best.trial}, x{best.metrics['tps'] / default:.1f})")
+        print(f"\nper-test wall time: mean {statistics.mean(walls):.2f} s, max {max(walls):.2f} s")
+        print(
+            f"default tps {default:.1f}; best tps {best.metrics['tps']:.1f} "
+            f"(trial {best.trial}, x{best.metrics['tps'] / default:.1f})"
+        )
         print(f"best configuration: {best.config}")
         system.teardown()
     finally:

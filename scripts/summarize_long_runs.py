@@ -21,9 +21,13 @@ from pathlib import Path
 import pandas as pd
 
 #: The objective of each long run's system, and whether larger is better.
-METRICS = {"mysql": ("tpmC", "max"), "postgres": ("tpmC", "max"),
-           "tomcat": ("requests_per_s", "max"), "mapreduce": ("job_duration_s", "min"),
-           "spark": ("job_duration_s", "min")}
+METRICS = {
+    "mysql": ("tpmC", "max"),
+    "postgres": ("tpmC", "max"),
+    "tomcat": ("requests_per_s", "max"),
+    "mapreduce": ("job_duration_s", "min"),
+    "spark": ("job_duration_s", "min"),
+}
 
 
 def _gain(best: float, default: float, direction: str) -> str:
@@ -54,19 +58,23 @@ def summarise(path: Path) -> str:
     median_default = statistics.median(defaults)
     nearest = measured[min(measured, key=lambda t: abs(t - int(best_row["trial"])))]
     spread = f"{min(defaults):,.1f}–{max(defaults):,.1f}" if len(defaults) > 1 else "-"
-    return (f"| {path.stem} | {metric} ({direction}) | {len(table)} ({len(ok)} ok) | "
-            f"{default:,.1f} | {len(defaults)}: median {median_default:,.1f}, {spread} | "
-            f"{best:,.1f} | {_gain(best, default, direction)} | "
-            f"{_gain(best, median_default, direction)} | "
-            f"{_gain(best, nearest, direction)} ({nearest:,.1f}) | {int(best_row['trial'])} | "
-            f"{first:,.1f} / {second:,.1f} |")
+    return (
+        f"| {path.stem} | {metric} ({direction}) | {len(table)} ({len(ok)} ok) | "
+        f"{default:,.1f} | {len(defaults)}: median {median_default:,.1f}, {spread} | "
+        f"{best:,.1f} | {_gain(best, default, direction)} | "
+        f"{_gain(best, median_default, direction)} | "
+        f"{_gain(best, nearest, direction)} ({nearest:,.1f}) | {int(best_row['trial'])} | "
+        f"{first:,.1f} / {second:,.1f} |"
+    )
 
 
 def main() -> None:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "results/long")
-    print("| session | metric | tests | default (trial 0) | default measurements | best | "
-          "vs trial 0 | vs median default | vs nearest default | best at trial | "
-          "median of tests, 1st / 2nd half |")
+    print(
+        "| session | metric | tests | default (trial 0) | default measurements | best | "
+        "vs trial 0 | vs median default | vs nearest default | best at trial | "
+        "median of tests, 1st / 2nd half |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for path in sorted(folder.glob("*.csv")):
         print(summarise(path))

@@ -23,9 +23,11 @@ BEGIN, END = "<!-- fidelity:begin -->", "<!-- fidelity:end -->"
 
 
 def table() -> str:
-    lines = ["| surrogate | rows (failed) | knobs | target | R² | Kendall τ | top-10% recall "
-             "| failure model bal. acc. | verdict |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| surrogate | rows (failed) | knobs | target | R² | Kendall τ | top-10% recall "
+        "| failure model bal. acc. | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for name in builtin_names():
         system, _ = load_builtin(name)
         fid = system.fidelity
@@ -33,12 +35,16 @@ def table() -> str:
         verdict = "ok" if not system.problems else "POOR: " + "; ".join(system.problems)
         if fid.tau < 0.1:
             verdict = "USELESS (allow_poor_fidelity)"
-        balanced = ("-" if fid.failure_balanced_accuracy is None
-                    else f"{fid.failure_balanced_accuracy:.2f}")
+        balanced = (
+            "-"
+            if fid.failure_balanced_accuracy is None
+            else f"{fid.failure_balanced_accuracy:.2f}"
+        )
         lines.append(
             f"| {name} | {len(data.configs)} ({int(data.failed.sum())}) | {system.space.dim} | "
             f"{system.target} ({system.direction}) | {fid.r2:.2f} | {fid.tau:.2f} | "
-            f"{fid.topk_recall:.2f} (k={fid.top_k}) | {balanced} | {verdict} |")
+            f"{fid.topk_recall:.2f} (k={fid.top_k}) | {balanced} | {verdict} |"
+        )
     return "\n".join(lines)
 
 

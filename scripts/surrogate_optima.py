@@ -34,25 +34,33 @@ def main() -> int:
     for name in args.names or builtin_names():
         started = time.perf_counter()
         system, _ = load_builtin(name)
-        config, value = search_optimum(system.model, system.space, system.direction,
-                                       n_points=args.points, seed=args.seed)
+        config, value = search_optimum(
+            system.model, system.space, system.direction, n_points=args.points, seed=args.seed
+        )
         recorded = system.dataset.values[~system.dataset.failed]
         best_recorded = float(recorded.max() if system.direction == "max" else recorded.min())
         default_value = system.predict(system.space.default())
         entries[name] = {
-            "value": round(value, 6), "direction": system.direction, "metric": system.target,
+            "value": round(value, 6),
+            "direction": system.direction,
+            "metric": system.target,
             "model_key": system.model_key,
             "best_recorded": best_recorded,
             "default_predicted": round(default_value, 6),
             "search": {"points": args.points, "seed": args.seed},
             "config": {k: (v.item() if hasattr(v, "item") else v) for k, v in config.items()},
         }
-        print(f"{name}: optimum {value:.2f} (best recorded {best_recorded:.2f}, default "
-              f"predicted {default_value:.2f}) in {time.perf_counter() - started:.1f} s")
-    header = ("# Best-known optimum of each built-in surrogate (a search of the surrogate "
-              "itself).\n# Produced by: python scripts/surrogate_optima.py --points "
-              f"{args.points} --seed {args.seed}" + (" " + " ".join(args.names) if args.names
-                                                      else "") + "\n")
+        print(
+            f"{name}: optimum {value:.2f} (best recorded {best_recorded:.2f}, default "
+            f"predicted {default_value:.2f}) in {time.perf_counter() - started:.1f} s"
+        )
+    header = (
+        "# Best-known optimum of each built-in surrogate (a search of the surrogate "
+        "itself).\n# Produced by: python scripts/surrogate_optima.py --points "
+        f"{args.points} --seed {args.seed}"
+        + (" " + " ".join(args.names) if args.names else "")
+        + "\n"
+    )
     OPTIMA_FILE.write_text(header + yaml.safe_dump(entries, sort_keys=True, width=99))
     print(f"wrote {OPTIMA_FILE}")
     return 0

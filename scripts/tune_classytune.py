@@ -66,10 +66,17 @@ def run_job(job: Job) -> dict[str, Any]:
     obs = tune(tuner, system, workload, objective, budget)
     best = tuner.best()
     optimum = objective.score({objective.metric: system.known_optimum()[1]})
-    return {"label": label, "system": system_name, "seed": seed, "dim": system.space.dim,
-            "default": obs[0].score if obs[0].ok else None,
-            "best": best.score if best else None, "optimum": optimum,
-            "compute_s": tuner.compute_seconds, "wall_s": time.perf_counter() - started}
+    return {
+        "label": label,
+        "system": system_name,
+        "seed": seed,
+        "dim": system.space.dim,
+        "default": obs[0].score if obs[0].ok else None,
+        "best": best.score if best else None,
+        "optimum": optimum,
+        "compute_s": tuner.compute_seconds,
+        "wall_s": time.perf_counter() - started,
+    }
 
 
 def speed(specs: list[tuple[str, str, dict[str, Any]]], repeats: int, budget: int) -> str:
@@ -77,11 +84,16 @@ def speed(specs: list[tuple[str, str, dict[str, Any]]], repeats: int, budget: in
     wall compute (``Tuner.compute_seconds``, as the benchmark reports it) and the session's
     process CPU time (the synthetic system costs microseconds, so this is the tuner's CPU
     time; unlike wall time it barely depends on what else the machine runs)."""
-    lines = ["| tuner | d | n | compute wall s (median) | CPU s (median) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| tuner | d | n | compute wall s (median) | CPU s (median) |",
+        "|---|---|---|---|---|",
+    ]
     for label, conf, overrides in specs:
-        spec = conf + (":" + ",".join(f"{k}={json.dumps(v)}" for k, v in overrides.items())
-                       if overrides else "")
+        spec = conf + (
+            ":" + ",".join(f"{k}={json.dumps(v)}" for k, v in overrides.items())
+            if overrides
+            else ""
+        )
         for system in ("synthetic10", "synthetic30"):
             walls, cpus = [], []
             for seed in range(100, 100 + repeats):
@@ -89,8 +101,10 @@ def speed(specs: list[tuple[str, str, dict[str, Any]]], repeats: int, budget: in
                 row = run_job((label, spec, system, seed, budget))
                 cpus.append(time.process_time() - cpu)
                 walls.append(row["compute_s"])
-            lines.append(f"| {label} | {row['dim']} | {budget} | {statistics.median(walls):.2f} "
-                         f"| {statistics.median(cpus):.2f} |")
+            lines.append(
+                f"| {label} | {row['dim']} | {budget} | {statistics.median(walls):.2f} "
+                f"| {statistics.median(cpus):.2f} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -108,12 +122,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--cache", type=Path, default=ROOT / "results/classytune/dev_cache.json")
     parser.add_argument("--out", type=Path, help="also write the table (markdown) here")
-    parser.add_argument("--report", action="store_true",
-                        help="run nothing: report the cached sessions (problems some tuner "
-                             "lacks are left out of its rows)")
-    parser.add_argument("--speed", type=int, metavar="REPEATS",
-                        help="only time the variants: REPEATS serial sessions each on "
-                             "synthetic10 and synthetic30 (no cache)")
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="run nothing: report the cached sessions (problems some tuner "
+        "lacks are left out of its rows)",
+    )
+    parser.add_argument(
+        "--speed",
+        type=int,
+        metavar="REPEATS",
+        help="only time the variants: REPEATS serial sessions each on "
+        "synthetic10 and synthetic30 (no cache)",
+    )
     args = parser.parse_args(argv)
     if args.speed:
         os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -127,11 +148,15 @@ def main(argv: list[str] | None = None) -> int:
     variants = [parse_spec(s) for s in args.variants]
     jobs: list[Job] = []
     for label, conf, overrides in refs + variants:
-        spec = conf + (":" + ",".join(f"{k}={json.dumps(v)}" for k, v in overrides.items())
-                       if overrides else "")
+        spec = conf + (
+            ":" + ",".join(f"{k}={json.dumps(v)}" for k, v in overrides.items())
+            if overrides
+            else ""
+        )
         jobs += [(label, spec, s, seed, args.budget) for seed in args.seeds for s in systems]
-    cache: dict[str, dict[str, Any]] = (json.loads(args.cache.read_text())
-                                        if args.cache.exists() else {})
+    cache: dict[str, dict[str, Any]] = (
+        json.loads(args.cache.read_text()) if args.cache.exists() else {}
+    )
     todo = [] if args.report else [j for j in jobs if _key(j) not in cache]
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -139,8 +164,11 @@ def main(argv: list[str] | None = None) -> int:
         with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
             for i, (job, result) in enumerate(zip(todo, pool.imap(run_job, todo), strict=True)):
                 cache[_key(job)] = result
-                print(f"[{i + 1}/{len(todo)}] {job[0]} {job[2]} s{job[3]}: "
-                      f"{result['wall_s']:.1f}s", file=sys.stderr, flush=True)
+                print(
+                    f"[{i + 1}/{len(todo)}] {job[0]} {job[2]} s{job[3]}: {result['wall_s']:.1f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 args.cache.parent.mkdir(parents=True, exist_ok=True)
                 tmp = args.cache.with_suffix(".tmp")
                 tmp.write_text(json.dumps(cache, indent=1))
@@ -153,14 +181,18 @@ def main(argv: list[str] | None = None) -> int:
         row["norm"] = normalised_score(row["best"], row["default"], row["optimum"])
         table.setdefault(job[0], {})[(job[2], job[3])] = row
     ref_labels = [r[0] for r in refs]
-    lines = [f"Command: `python scripts/tune_classytune.py {' '.join(argv or sys.argv[1:])}`",
-             "", f"Seeds {args.seeds}, budget {args.budget}. rank = mean rank of the tuner "
-             f"among itself and the references ({', '.join(ref_labels)}) over (system, seed) "
-             "problems (best other: the best reference's mean rank in the same pool); "
-             "overall = mean of the per-system mean normalised scores; "
-             "d30 s = median tuner compute per session on synthetic30.", "",
-             "| tuner | rank | best other | overall | " + " | ".join(systems) + " | d30 s |",
-             "|---" * (len(systems) + 5) + "|"]
+    lines = [
+        f"Command: `python scripts/tune_classytune.py {' '.join(argv or sys.argv[1:])}`",
+        "",
+        f"Seeds {args.seeds}, budget {args.budget}. rank = mean rank of the tuner "
+        f"among itself and the references ({', '.join(ref_labels)}) over (system, seed) "
+        "problems (best other: the best reference's mean rank in the same pool); "
+        "overall = mean of the per-system mean normalised scores; "
+        "d30 s = median tuner compute per session on synthetic30.",
+        "",
+        "| tuner | rank | best other | overall | " + " | ".join(systems) + " | d30 s |",
+        "|---" * (len(systems) + 5) + "|",
+    ]
     for label in ref_labels + [v[0] for v in variants]:
         # Rank within {label} + references; for a variant also the best reference's rank in
         # that same pool (the variant "ranks first" when its rank is below it).
@@ -179,15 +211,24 @@ def main(argv: list[str] | None = None) -> int:
         means = {name: statistics.fmean(r) for name, r in ranks.items()}
         rival = min(group[1:], key=lambda n: means[n], default=label)
         mine = table[label]
-        cells = [statistics.fmean([mine[(s, seed)]["norm"] for seed in args.seeds
-                                   if (s, seed) in mine] or [math.nan]) for s in systems]
-        d30 = [row["compute_s"] for (s, _), row in mine.items()
-               if row["dim"] == 30 and s.startswith("synthetic")]
-        lines.append(f"| {label} | {means[label]:.2f} ({len(ranks[label])}) | "
-                     f"{rival} {means[rival]:.2f} | "
-                     f"{statistics.fmean(c for c in cells if math.isfinite(c)):.3f} | "
-                     + " | ".join(f"{c:.3f}" for c in cells)
-                     + f" | {statistics.median(d30) if d30 else math.nan:.2f} |")
+        cells = [
+            statistics.fmean(
+                [mine[(s, seed)]["norm"] for seed in args.seeds if (s, seed) in mine] or [math.nan]
+            )
+            for s in systems
+        ]
+        d30 = [
+            row["compute_s"]
+            for (s, _), row in mine.items()
+            if row["dim"] == 30 and s.startswith("synthetic")
+        ]
+        lines.append(
+            f"| {label} | {means[label]:.2f} ({len(ranks[label])}) | "
+            f"{rival} {means[rival]:.2f} | "
+            f"{statistics.fmean(c for c in cells if math.isfinite(c)):.3f} | "
+            + " | ".join(f"{c:.3f}" for c in cells)
+            + f" | {statistics.median(d30) if d30 else math.nan:.2f} |"
+        )
     report = "\n".join(lines) + "\n"
     print(report)
     if args.out:

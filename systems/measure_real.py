@@ -23,22 +23,45 @@ def build(system: str, job: str | None) -> tuple[Any, Any, Objective, list[dict[
     """System, workload, objective, single-knob variations and expert module of ``system``."""
     if system == "tomcat":
         from systems.tomcat import TomcatSystem, WebExploration, expert
-        return (TomcatSystem(), WebExploration(), Objective("requests_per_s", "max"),
-                [{"maxThreads": 4}, {"maxKeepAliveRequests": 1},
-                 {"jvm.gc": "Serial", "jvm.heap_mb": 64}], expert)
+
+        return (
+            TomcatSystem(),
+            WebExploration(),
+            Objective("requests_per_s", "max"),
+            [
+                {"maxThreads": 4},
+                {"maxKeepAliveRequests": 1},
+                {"jvm.gc": "Serial", "jvm.heap_mb": 64},
+            ],
+            expert,
+        )
     if system == "spark":
         from systems.spark import SparkJob, SparkSystem
         from systems.spark import expert as spark_expert
-        return (SparkSystem(), SparkJob(job=job or "pagerank"), Objective("job_duration_s", "min"),
-                [{"spark.sql.shuffle.partitions": 8}, {"spark.sql.adaptive.enabled": False}],
-                spark_expert)
+
+        return (
+            SparkSystem(),
+            SparkJob(job=job or "pagerank"),
+            Objective("job_duration_s", "min"),
+            [{"spark.sql.shuffle.partitions": 8}, {"spark.sql.adaptive.enabled": False}],
+            spark_expert,
+        )
     from systems.mapreduce import MapReduceJob, MapReduceSystem
     from systems.mapreduce import expert as mr_expert
-    return (MapReduceSystem(), MapReduceJob(job=job or "wordcount"),
-            Objective("job_duration_s", "min"),
-            [{"mapreduce.task.io.sort.mb": 10},
-             {"mapreduce.input.fileinputformat.split.maxsize": 4,
-              "mapreduce.local.map.tasks.maximum": 2}], mr_expert)
+
+    return (
+        MapReduceSystem(),
+        MapReduceJob(job=job or "wordcount"),
+        Objective("job_duration_s", "min"),
+        [
+            {"mapreduce.task.io.sort.mb": 10},
+            {
+                "mapreduce.input.fileinputformat.split.maxsize": 4,
+                "mapreduce.local.map.tasks.maximum": 2,
+            },
+        ],
+        mr_expert,
+    )
 
 
 def main() -> None:
@@ -53,15 +76,26 @@ def main() -> None:
     system.setup(Path(args.workdir) / args.system, workload)
     print(f"setup_s {time.perf_counter() - started:.1f}", flush=True)
     default = system.space.default()
-    runs = [("default", {})] * 3 + [(json.dumps(v), v) for v in variations] + [
-        ("expert.manual", expert.manual(system.space, machine)),
-        ("expert.script", expert.script(system.space, machine))]
+    runs = (
+        [("default", {})] * 3
+        + [(json.dumps(v), v) for v in variations]
+        + [
+            ("expert.manual", expert.manual(system.space, machine)),
+            ("expert.script", expert.script(system.space, machine)),
+        ]
+    )
     try:
         for label, changes in runs:
             obs = run_test(system, workload, objective, {**default, **changes}, 0)
             metrics = {k: round(v, 2) for k, v in obs.metrics.items()}
-            print(label, obs.status.value, metrics, f"test_wall_s {obs.duration_s:.1f}",
-                  obs.message[:120], flush=True)
+            print(
+                label,
+                obs.status.value,
+                metrics,
+                f"test_wall_s {obs.duration_s:.1f}",
+                obs.message[:120],
+                flush=True,
+            )
     finally:
         system.teardown()
 

@@ -75,7 +75,9 @@ def compose_cfg(tmp_path: Path) -> Callable[..., DictConfig]:
 def _strays(processes: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """Leave out Python's own pool helpers, which serve this pytest process until it exits
     (multiprocessing's resource tracker, joblib/loky's reusable workers)."""
-    helpers = ("multiprocessing.resource_tracker", "joblib.externals.loky",
-               "multiprocessing.forkserver")
+    helpers = (
+        "multiprocessing.resource_tracker",
+        "joblib.externals.loky",
+        "multiprocessing.forkserver",
+    )
     return [(pid, cmd) for pid, cmd in processes if not any(h in cmd for h in helpers)]
-

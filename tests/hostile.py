@@ -19,23 +19,48 @@ def harness_argv(results: Path, *args: str, tracking: bool = False) -> list[str]
     """``python -m harness`` with results under ``results`` (flags such as -m first)."""
     flags = [a for a in args if a.startswith("-")]
     rest = [a for a in args if a not in flags]
-    track = [] if any(a.startswith("tracking") for a in rest) else (
-        [f"tracking.uri=sqlite:///{results}/mlflow.db"] if tracking else ["tracking=none"])
-    return [sys.executable, "-m", "harness", *flags, f"results_dir={results}",
-            "session.progress=false", *track, *rest]
+    track = (
+        []
+        if any(a.startswith("tracking") for a in rest)
+        else ([f"tracking.uri=sqlite:///{results}/mlflow.db"] if tracking else ["tracking=none"])
+    )
+    return [
+        sys.executable,
+        "-m",
+        "harness",
+        *flags,
+        f"results_dir={results}",
+        "session.progress=false",
+        *track,
+        *rest,
+    ]
 
 
-def run_harness(results: Path, *args: str, timeout_s: float = 600,
-                **popen: object) -> subprocess.CompletedProcess[str]:
+def run_harness(
+    results: Path, *args: str, timeout_s: float = 600, **popen: object
+) -> subprocess.CompletedProcess[str]:
     """Run the CLI to completion and capture its output."""
-    return subprocess.run(harness_argv(results, *args), cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout_s, check=False, **popen)  # type: ignore[call-overload]
+    return subprocess.run(
+        harness_argv(results, *args),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        **popen,
+    )  # type: ignore[call-overload]
 
 
 def start_harness(results: Path, *args: str, **popen: object) -> subprocess.Popen[str]:
     """Start the CLI in the background (stdout/stderr captured)."""
-    return subprocess.Popen(harness_argv(results, *args), cwd=ROOT, text=True,  # type: ignore[call-overload]
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+    return subprocess.Popen(
+        harness_argv(results, *args),
+        cwd=ROOT,
+        text=True,  # type: ignore[call-overload]
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **popen,
+    )
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float = 120, what: str = "") -> None:

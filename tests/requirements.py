@@ -12,12 +12,16 @@ import pytest
 NEEDS_PYSPARK = pytest.mark.skipif(
     importlib.util.find_spec("pyspark") is None,
     reason="pyspark (Spark, and the Hadoop jars for MapReduce) not installed: "
-           "pip install -e '.[spark]'")
+    "pip install -e '.[spark]'",
+)
 NEEDS_JAVAC = pytest.mark.skipif(shutil.which("javac") is None, reason="no JDK (javac) on PATH")
 NEEDS_TOMCAT = [
-    pytest.mark.skipif(not Path("/usr/share/tomcat10/bin/catalina.sh").exists(),
-                       reason="tomcat10 not installed (apt-get install tomcat10)"),
-    pytest.mark.skipif(shutil.which("wrk") is None,
-                       reason="wrk not installed (apt-get install wrk)"),
+    pytest.mark.skipif(
+        not Path("/usr/share/tomcat10/bin/catalina.sh").exists(),
+        reason="tomcat10 not installed (apt-get install tomcat10)",
+    ),
+    pytest.mark.skipif(
+        shutil.which("wrk") is None, reason="wrk not installed (apt-get install wrk)"
+    ),
     NEEDS_JAVAC,
 ]

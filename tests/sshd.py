@@ -35,14 +35,24 @@ class PrivateSSHD:
 
     def host(self, name: str = "sut1", **overrides: object) -> dict[str, object]:
         """An inventory entry for this server."""
-        return {"name": name, "address": "127.0.0.1", "port": self.port, "user": "root",
-                "key_file": str(self.key_file), "known_hosts": str(self.known_hosts),
-                "workdir": str(self.folder / "remote-work"), **overrides}
+        return {
+            "name": name,
+            "address": "127.0.0.1",
+            "port": self.port,
+            "user": "root",
+            "key_file": str(self.key_file),
+            "known_hosts": str(self.known_hosts),
+            "workdir": str(self.folder / "remote-work"),
+            **overrides,
+        }
 
     def env(self) -> dict[str, str]:
         """Environment for ``hosts=loopback`` on the command line."""
-        return {"HARNESS_SSH_PORT": str(self.port), "HARNESS_SSH_KEY": str(self.key_file),
-                "HARNESS_SSH_KNOWN_HOSTS": str(self.known_hosts)}
+        return {
+            "HARNESS_SSH_PORT": str(self.port),
+            "HARNESS_SSH_KEY": str(self.key_file),
+            "HARNESS_SSH_KNOWN_HOSTS": str(self.known_hosts),
+        }
 
 
 def _free_port() -> int:
@@ -71,8 +81,9 @@ def private_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateSS
     os.chmod(folder, 0o755)
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
     for key in ("host_ed25519", "client_ed25519"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)],
-                       check=True)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)], check=True
+        )
     keys = folder / "authorized_keys"
     keys.mkdir()
     shutil.copy(folder / "client_ed25519.pub", keys / "root")
@@ -83,7 +94,8 @@ def private_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateSS
         f"PidFile {folder / 'sshd.pid'}\nAuthorizedKeysFile {keys}/%u\n"
         "PubkeyAuthentication yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         "PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\n"
-        "Subsystem sftp internal-sftp\nMaxSessions 50\nMaxStartups 50\n")
+        "Subsystem sftp internal-sftp\nMaxSessions 50\nMaxStartups 50\n"
+    )
     subprocess.run([SSHD, "-t", "-f", str(config)], check=True)
     subprocess.run([SSHD, "-f", str(config), "-E", str(folder / "sshd.log")], check=True)
     _wait_listening(port)

@@ -85,12 +85,10 @@ def test_bound_hand_computed() -> None:
 
 def test_bound_keeps_current_bound_without_neighbour_and_clips() -> None:
     # Nothing above 0.9: the upper bound stays 0.95; 0.5 is the nearest below.
-    low, high = bound(np.array([0.9]), np.array([[0.3], [0.5]]), np.array([0.2]),
-                      np.array([0.95]))
+    low, high = bound(np.array([0.9]), np.array([[0.3], [0.5]]), np.array([0.2]), np.array([0.95]))
     assert (low[0], high[0]) == (0.5, 0.95)
     # A neighbour outside the current box (the default in round one) is clipped to the box.
-    low, high = bound(np.array([0.5]), np.array([[0.1], [0.9]]), np.array([0.3]),
-                      np.array([0.8]))
+    low, high = bound(np.array([0.5]), np.array([[0.1], [0.9]]), np.array([0.3]), np.array([0.8]))
     assert (low[0], high[0]) == (0.3, 0.8)
     # Equal coordinates are neither below nor above.
     low, high = bound(np.array([0.5]), np.array([[0.5], [0.6]]), np.zeros(1), np.ones(1))
@@ -122,12 +120,21 @@ def test_rounds_follow_m_and_improve_on_default() -> None:
     assert best.score > obs[0].score
 
 
-def _tell(tuner: BestConfigTuner, configs: list[dict], scores: list[float | None],
-          first_trial: int) -> None:
-    tuner.tell([Observation(trial=first_trial + i, config=c,
-                            status=Status.SUCCEEDED if s is not None else Status.CRASHED,
-                            score=s, is_default=first_trial + i == 0)
-                for i, (c, s) in enumerate(zip(configs, scores, strict=True))])
+def _tell(
+    tuner: BestConfigTuner, configs: list[dict], scores: list[float | None], first_trial: int
+) -> None:
+    tuner.tell(
+        [
+            Observation(
+                trial=first_trial + i,
+                config=c,
+                status=Status.SUCCEEDED if s is not None else Status.CRASHED,
+                score=s,
+                is_default=first_trial + i == 0,
+            )
+            for i, (c, s) in enumerate(zip(configs, scores, strict=True))
+        ]
+    )
 
 
 def test_rbs_bounds_around_round_best_then_restarts() -> None:

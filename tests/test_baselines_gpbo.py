@@ -15,8 +15,7 @@ def test_config_round_trips_through_bayes_opt_parameters() -> None:
         for config in [space.default(), *space.decode_many(tuner.lhs(20))]:
             back = tuner._to_config(tuner._to_params(config))
             for name, value in config.items():  # floats pass through log/exp: approximately
-                assert back[name] == (pytest.approx(value) if isinstance(value, float)
-                                      else value)
+                assert back[name] == (pytest.approx(value) if isinstance(value, float) else value)
     bounds = GPBOTuner(space, typed=True)._pbounds()
     assert bounds["x001"] == (1, 64, int)  # io_threads: linear int
     assert bounds["x000"] == (0.0, 1.0)  # buffer_pool_mb: log int on its encoded coordinate

@@ -38,17 +38,26 @@ def test_holdout_error_is_finite_and_falls_with_more_samples(model: str) -> None
 
 def test_rounds_pick_unmeasured_predicted_best() -> None:
     space = SyntheticSystem("10").space
-    tuner = RegressionTuner(space, seed=1, budget=30, model="rfr", n_initial=10, batch=4,
-                            n_candidates=500)
+    tuner = RegressionTuner(
+        space, seed=1, budget=30, model="rfr", n_initial=10, batch=4, n_candidates=500
+    )
     from harness.records import Observation, Status
 
     trial = 0
     while tuner.remaining:
         batch = tuner.ask(min(tuner.preferred_batch, tuner.remaining))
         points = space.encode_many(batch)
-        tuner.tell([Observation(trial=trial + i, config=c, status=Status.SUCCEEDED,
-                                score=float(response(p[None])[0]))
-                    for i, (c, p) in enumerate(zip(batch, points, strict=True))])
+        tuner.tell(
+            [
+                Observation(
+                    trial=trial + i,
+                    config=c,
+                    status=Status.SUCCEEDED,
+                    score=float(response(p[None])[0]),
+                )
+                for i, (c, p) in enumerate(zip(batch, points, strict=True))
+            ]
+        )
         trial += len(batch)
     sizes = [r.n for r in tuner.compute_log if r.phase == "ask"]
     assert sizes == [11, 4, 4, 4, 4, 3]

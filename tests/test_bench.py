@@ -40,14 +40,31 @@ def test_rank_average_ties_and_nan() -> None:
 
 
 def _row(tuner: str, system: str, seed: int, best: float) -> dict[str, object]:
-    return {"tuner": tuner, "system": system, "seed": seed, "best": best, "default": 0.0,
-            "optimum": 1.0, "tests": 10, "compute_s": 0.5, "dim": 10}
+    return {
+        "tuner": tuner,
+        "system": system,
+        "seed": seed,
+        "best": best,
+        "default": 0.0,
+        "optimum": 1.0,
+        "tests": 10,
+        "compute_s": 0.5,
+        "dim": 10,
+    }
 
 
 def test_mean_ranks_and_summary() -> None:
-    rows = [_row("a", "s1", 0, 0.9), _row("b", "s1", 0, 0.5), _row("c", "s1", 0, 0.5),
-            _row("a", "s1", 1, 0.1), _row("b", "s1", 1, 0.8), _row("c", "s1", 1, 0.3),
-            _row("a", "s2", 0, 0.6), _row("b", "s2", 0, 0.6), _row("c", "s2", 0, 0.6)]
+    rows = [
+        _row("a", "s1", 0, 0.9),
+        _row("b", "s1", 0, 0.5),
+        _row("c", "s1", 0, 0.5),
+        _row("a", "s1", 1, 0.1),
+        _row("b", "s1", 1, 0.8),
+        _row("c", "s1", 1, 0.3),
+        _row("a", "s2", 0, 0.6),
+        _row("b", "s2", 0, 0.6),
+        _row("c", "s2", 0, 0.6),
+    ]
     summary = summarise(rows)  # adds "norm" (= best here: default 0, optimum 1)
     ranks = mean_ranks(rows)
     # a: 1, 3, 2 -> 2.0; b: 2.5, 1, 2 -> 5.5/3; c: 2.5, 2, 2 -> 6.5/3.
@@ -73,8 +90,22 @@ def test_suite_has_every_surrogate() -> None:
 
 def test_end_to_end_tiny(tmp_path: Path) -> None:
     out = tmp_path / "bench"
-    argv = ["--tuners", "random", "lhs", "--suite", "synthetic10", "--seeds", "1",
-            "--budget", "10", "--processes", "1", "--out", str(out), "--no-progress"]
+    argv = [
+        "--tuners",
+        "random",
+        "lhs",
+        "--suite",
+        "synthetic10",
+        "--seeds",
+        "1",
+        "--budget",
+        "10",
+        "--processes",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     assert main(argv) == 0
     report = (out / "REPORT.md").read_text()
     assert "python -m harness.bench --tuners random lhs" in report

@@ -40,11 +40,17 @@ def fixture(name: str) -> str:
 
 
 def layout(address: str = "10.0.0.12") -> render.NodeLayout:
-    return render.NodeLayout(cluster_name="bench", listen_address=address,
-                             seeds=("10.0.0.11", "10.0.0.12"), data_dir="/srv/c/data",
-                             commitlog_dir="/srv/c/commitlog", saved_caches_dir="/srv/c/caches",
-                             hints_dir="/srv/c/hints", native_transport_port=19042,
-                             storage_port=17000)
+    return render.NodeLayout(
+        cluster_name="bench",
+        listen_address=address,
+        seeds=("10.0.0.11", "10.0.0.12"),
+        data_dir="/srv/c/data",
+        commitlog_dir="/srv/c/commitlog",
+        saved_caches_dir="/srv/c/caches",
+        hints_dir="/srv/c/hints",
+        native_transport_port=19042,
+        storage_port=17000,
+    )
 
 
 def odd_config(sync: str = "periodic") -> Config:
@@ -63,8 +69,11 @@ def test_catalogue_sets_and_bestconfig_names() -> None:
     sets = {name: set(load_catalogue(render.CATALOGUE, name).names) for name in ("10", "28", "30")}
     assert {k: len(v) for k, v in sets.items()} == {"10": 10, "28": 28, "30": 30}
     assert sets["10"] < sets["28"] < sets["30"] < all_knobs
-    recorded = [line.split()[1] for line in ARFF.read_text().splitlines()
-                if line.startswith("@attribute") and "performance" not in line]
+    recorded = [
+        line.split()[1]
+        for line in ARFF.read_text().splitlines()
+        if line.startswith("@attribute") and "performance" not in line
+    ]
     renamed = yaml.safe_load(render.CATALOGUE.read_text())["bestconf_names"]
     assert sets["28"] == {renamed.get(name, name) for name in recorded}
     targets = render.yaml_targets()
@@ -105,32 +114,46 @@ def test_every_knob_is_written_once_at_its_41_key() -> None:
 
 def test_default_render_keeps_the_41_defaults() -> None:
     space = render.full_catalogue()
-    tree = yaml.safe_load(render.render_cassandra_yaml(render.TEMPLATE.read_text(),
-                                                       space.default(), layout()))
+    tree = yaml.safe_load(
+        render.render_cassandra_yaml(render.TEMPLATE.read_text(), space.default(), layout())
+    )
     base = yaml.safe_load(render.TEMPLATE.read_text())
-    for key in ("concurrent_writes", "commitlog_segment_size", "write_request_timeout",
-                "commitlog_sync_period", "column_index_size", "compaction_throughput"):
+    for key in (
+        "concurrent_writes",
+        "commitlog_segment_size",
+        "write_request_timeout",
+        "commitlog_sync_period",
+        "column_index_size",
+        "compaction_throughput",
+    ):
         assert tree[key] == base[key], key
     assert tree["stream_throughput_outbound"] == "24414KiB/s"  # 4.1's 24MiB/s, in KiB/s
 
 
 def test_node_keys_are_set_per_node() -> None:
-    tree = yaml.safe_load(render.render_cassandra_yaml(
-        render.TEMPLATE.read_text(), render.full_catalogue().default(), layout("10.0.0.12")))
+    tree = yaml.safe_load(
+        render.render_cassandra_yaml(
+            render.TEMPLATE.read_text(), render.full_catalogue().default(), layout("10.0.0.12")
+        )
+    )
     assert tree["listen_address"] == tree["rpc_address"] == "10.0.0.12"
     assert tree["cluster_name"] == "bench"
     assert tree["seed_provider"][0]["parameters"][0]["seeds"] == "10.0.0.11,10.0.0.12"
     assert tree["data_file_directories"] == ["/srv/c/data"]
-    assert (tree["commitlog_directory"], tree["hints_directory"]) == ("/srv/c/commitlog",
-                                                                      "/srv/c/hints")
+    assert (tree["commitlog_directory"], tree["hints_directory"]) == (
+        "/srv/c/commitlog",
+        "/srv/c/hints",
+    )
     assert (tree["native_transport_port"], tree["storage_port"]) == (19042, 17000)
 
 
 def test_old_style_template_keys_are_replaced_not_duplicated() -> None:
-    template = ("cluster_name: old\nwrite_request_timeout_in_ms: 2000\nconcurrent_writes: 32\n"
-                "commitlog_sync: periodic\ncommitlog_sync_period_in_ms: 10000\n"
-                "listen_interface: eth0\nrpc_interface: eth1\n"
-                "seed_provider:\n  - class_name: x\n    parameters:\n      - seeds: a\n")
+    template = (
+        "cluster_name: old\nwrite_request_timeout_in_ms: 2000\nconcurrent_writes: 32\n"
+        "commitlog_sync: periodic\ncommitlog_sync_period_in_ms: 10000\n"
+        "listen_interface: eth0\nrpc_interface: eth1\n"
+        "seed_provider:\n  - class_name: x\n    parameters:\n      - seeds: a\n"
+    )
     config = odd_config()
     tree = yaml.safe_load(render.render_cassandra_yaml(template, config, layout()))
     assert "write_request_timeout_in_ms" not in tree and "commitlog_sync_period_in_ms" not in tree
@@ -139,13 +162,17 @@ def test_old_style_template_keys_are_replaced_not_duplicated() -> None:
     assert tree["seed_provider"][0]["class_name"].endswith("SimpleSeedProvider")
 
 
-@pytest.mark.parametrize(("mode", "present", "absent"), [
-    ("periodic", {"commitlog_sync_period"}, {"commitlog_sync_group_window"}),
-    ("group", {"commitlog_sync_group_window"}, {"commitlog_sync_period"}),
-    ("batch", set(), {"commitlog_sync_period", "commitlog_sync_group_window"}),
-])
-def test_commitlog_sync_keys_match_the_mode(mode: str, present: set[str],
-                                            absent: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("mode", "present", "absent"),
+    [
+        ("periodic", {"commitlog_sync_period"}, {"commitlog_sync_group_window"}),
+        ("group", {"commitlog_sync_group_window"}, {"commitlog_sync_period"}),
+        ("batch", set(), {"commitlog_sync_period", "commitlog_sync_group_window"}),
+    ],
+)
+def test_commitlog_sync_keys_match_the_mode(
+    mode: str, present: set[str], absent: set[str]
+) -> None:
     template = render.TEMPLATE.read_text() + "periodic_commitlog_sync_lag_block: 15000ms\n"
     tree = yaml.safe_load(render.render_cassandra_yaml(template, odd_config(mode), layout()))
     assert tree["commitlog_sync"] == mode
@@ -154,17 +181,24 @@ def test_commitlog_sync_keys_match_the_mode(mode: str, present: set[str],
 
 
 def test_overrides_reach_nested_keys_and_cannot_touch_managed_ones() -> None:
-    overrides = {"endpoint_snitch": "GossipingPropertyFileSnitch",
-                 "client_encryption_options.enabled": True, "new_section.inner": 3}
-    tree = yaml.safe_load(render.render_cassandra_yaml(
-        render.TEMPLATE.read_text(), odd_config(), layout(), overrides))
+    overrides = {
+        "endpoint_snitch": "GossipingPropertyFileSnitch",
+        "client_encryption_options.enabled": True,
+        "new_section.inner": 3,
+    }
+    tree = yaml.safe_load(
+        render.render_cassandra_yaml(
+            render.TEMPLATE.read_text(), odd_config(), layout(), overrides
+        )
+    )
     assert tree["endpoint_snitch"] == "GossipingPropertyFileSnitch"
     assert tree["client_encryption_options"] == {"enabled": True}
     assert tree["new_section"] == {"inner": 3}
     for key in ("listen_address", "concurrent_writes", "commitlog_sync_group_window"):
         with pytest.raises(ConfigError, match=key):
-            render.render_cassandra_yaml(render.TEMPLATE.read_text(), odd_config(), layout(),
-                                         {key: 1})
+            render.render_cassandra_yaml(
+                render.TEMPLATE.read_text(), odd_config(), layout(), {key: 1}
+            )
     with pytest.raises(ConfigError, match="not valid YAML"):
         render.render_cassandra_yaml("a: [b", odd_config(), layout())
 
@@ -176,8 +210,12 @@ def active(text: str) -> list[str]:
 
 @pytest.mark.parametrize("gc", ["CMS", "G1"])
 def test_jvm_options_heap_and_collector(gc: str) -> None:
-    config = {**render.full_catalogue().default(), "jvm.gc": gc, "jvm.heap_mb": 4096,
-              "jvm.young_mb": 512}
+    config = {
+        **render.full_catalogue().default(),
+        "jvm.gc": gc,
+        "jvm.heap_mb": 4096,
+        "jvm.young_mb": 512,
+    }
     server = render.render_jvm_server_options(fixture("jvm-server.options"), config)
     flags = active(server)
     assert flags.count("-Xms4096M") == 1 and flags.count("-Xmx4096M") == 1
@@ -188,8 +226,9 @@ def test_jvm_options_heap_and_collector(gc: str) -> None:
     gc_flags = active(gc_text)
     selectors = [f for f in gc_flags if f.endswith("GC") and f.startswith("-XX:+Use")]
     assert selectors == ["-XX:+UseConcMarkSweepGC" if gc == "CMS" else "-XX:+UseG1GC"]
-    assert any(f.startswith("-XX:+CMS") or f.startswith("-XX:CMS")
-               for f in gc_flags) == (gc == "CMS")
+    assert any(f.startswith("-XX:+CMS") or f.startswith("-XX:CMS") for f in gc_flags) == (
+        gc == "CMS"
+    )
     assert "--add-exports java.base/jdk.internal.misc=ALL-UNNAMED" in gc_flags  # JPMS kept
     assert "#harness-off# -XX:+UseConcMarkSweepGC" in gc_text
     # Rendering from an already-rendered file gives the same file (no second block).
@@ -200,22 +239,40 @@ def test_jvm_options_heap_and_collector(gc: str) -> None:
 # -- command builders and validation -----------------------------------------------------------
 def test_start_command_is_an_argument_list() -> None:
     paths = commands.NodePaths("/srv/c/node1")
-    argv = commands.start_command("/opt/cassandra", paths, "/usr/lib/jvm/java-11",
-                                  "-Dcassandra.ring_delay_ms=1000 -Da=b")
-    assert argv[:4] == ["sh", "-c", 'exec "$@" > "$0" 2>&1 < /dev/null',
-                        "/srv/c/node1/logs/stdout.log"]
+    argv = commands.start_command(
+        "/opt/cassandra", paths, "/usr/lib/jvm/java-11", "-Dcassandra.ring_delay_ms=1000 -Da=b"
+    )
+    assert argv[:4] == [
+        "sh",
+        "-c",
+        'exec "$@" > "$0" 2>&1 < /dev/null',
+        "/srv/c/node1/logs/stdout.log",
+    ]
     assert argv[4] == "env" and "CASSANDRA_CONF=/srv/c/node1/conf" in argv
     assert "JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=1000 -Da=b" in argv  # one argument
     assert argv[-3:] == ["/opt/cassandra/bin/cassandra", "-p", "/srv/c/node1/cassandra.pid"]
     tool = commands.nodetool_command("/opt/cassandra", paths, "status", jmx_port=7299)
-    assert tool[-6:] == ["/opt/cassandra/bin/nodetool", "-h", "127.0.0.1", "-p", "7299",
-                         "status"]
-    assert commands.reset_commands(paths)[-1] == ["cp", "-a", "/srv/c/node1/pristine-data",
-                                                  "/srv/c/node1/data"]
+    assert tool[-6:] == ["/opt/cassandra/bin/nodetool", "-h", "127.0.0.1", "-p", "7299", "status"]
+    assert commands.reset_commands(paths)[-1] == [
+        "cp",
+        "-a",
+        "/srv/c/node1/pristine-data",
+        "/srv/c/node1/data",
+    ]
 
 
-@pytest.mark.parametrize("bad", ["/opt/cass andra", "/opt/x;rm -rf /", "/opt/$(id)", "opt/rel",
-                                 "/opt/a/../../etc", "/opt/`id`", "/opt/a\nb"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "/opt/cass andra",
+        "/opt/x;rm -rf /",
+        "/opt/$(id)",
+        "opt/rel",
+        "/opt/a/../../etc",
+        "/opt/`id`",
+        "/opt/a\nb",
+    ],
+)
 def test_unsafe_paths_are_refused(bad: str) -> None:
     with pytest.raises(ConfigError, match="install_dir"):
         commands.start_command(bad, commands.NodePaths("/srv/c"))
@@ -233,17 +290,36 @@ def test_unsafe_hosts_are_refused(bad: str) -> None:
 
 
 def test_ycsb_arguments_survive_its_word_splitting_or_are_refused() -> None:
-    argv = ycsb.ycsb_command("/opt/ycsb", "run", "cassandra-cql", "workloads/workloada",
-                             {"hosts": "10.0.0.1,10.0.0.2", "maxexecutiontime": 60}, 16,
-                             java_home="/usr/lib/jvm/java-11")
-    assert argv == ["env", "JAVA_HOME=/usr/lib/jvm/java-11", "/opt/ycsb/bin/ycsb.sh", "run",
-                    "cassandra-cql", "-P", "/opt/ycsb/workloads/workloada", "-p",
-                    "hosts=10.0.0.1,10.0.0.2", "-p", "maxexecutiontime=60", "-threads", "16",
-                    "-s"]
+    argv = ycsb.ycsb_command(
+        "/opt/ycsb",
+        "run",
+        "cassandra-cql",
+        "workloads/workloada",
+        {"hosts": "10.0.0.1,10.0.0.2", "maxexecutiontime": 60},
+        16,
+        java_home="/usr/lib/jvm/java-11",
+    )
+    assert argv == [
+        "env",
+        "JAVA_HOME=/usr/lib/jvm/java-11",
+        "/opt/ycsb/bin/ycsb.sh",
+        "run",
+        "cassandra-cql",
+        "-P",
+        "/opt/ycsb/workloads/workloada",
+        "-p",
+        "hosts=10.0.0.1,10.0.0.2",
+        "-p",
+        "maxexecutiontime=60",
+        "-threads",
+        "16",
+        "-s",
+    ]
     for bad in ("a b", "x*", "$(id)", "a;b"):
         with pytest.raises(ConfigError, match="re-splits"):
-            ycsb.ycsb_command("/opt/ycsb", "run", "cassandra-cql", "workloads/workloada",
-                              {"hosts": bad}, 1)
+            ycsb.ycsb_command(
+                "/opt/ycsb", "run", "cassandra-cql", "workloads/workloada", {"hosts": bad}, 1
+            )
     with pytest.raises(ConfigError):
         YCSBWorkload(properties={"cassandra.username": "two words"})
     with pytest.raises(ConfigError, match="keyspace"):
@@ -270,7 +346,10 @@ def test_schema_cql() -> None:
 def test_nodetool_status_parser() -> None:
     members = commands.parse_nodetool_status(fixture("nodetool_status_up.txt"))
     assert [(m.state, m.address) for m in members] == [
-        ("UN", "10.0.0.11"), ("UN", "10.0.0.12"), ("UN", "10.0.0.13")]
+        ("UN", "10.0.0.11"),
+        ("UN", "10.0.0.12"),
+        ("UN", "10.0.0.13"),
+    ]
     addresses = ("10.0.0.11", "10.0.0.12", "10.0.0.13")
     assert commands.ring_problem(members, 3, addresses) is None
     assert "expected 4" in str(commands.ring_problem(members, 4))
@@ -283,11 +362,14 @@ def test_nodetool_status_parser() -> None:
 
 
 def test_start_failure_markers() -> None:
-    log = ("INFO  [main] JVM Arguments: [-XX:+HeapDumpOnOutOfMemoryError, "
-           "-XX:OnOutOfMemoryError=kill -9 %p]\n"
-           "ERROR [main] CassandraDaemon.java:911 - Exception encountered during startup\n")
-    assert commands.start_failure(log) == ("ERROR [main] CassandraDaemon.java:911 - Exception "
-                                           "encountered during startup")
+    log = (
+        "INFO  [main] JVM Arguments: [-XX:+HeapDumpOnOutOfMemoryError, "
+        "-XX:OnOutOfMemoryError=kill -9 %p]\n"
+        "ERROR [main] CassandraDaemon.java:911 - Exception encountered during startup\n"
+    )
+    assert commands.start_failure(log) == (
+        "ERROR [main] CassandraDaemon.java:911 - Exception encountered during startup"
+    )
     assert commands.start_failure(log.splitlines()[0]) is None
 
 
@@ -319,8 +401,9 @@ def test_ycsb_parser_rejects_runs_without_results() -> None:
         ycsb.ycsb_metrics(fixture("ycsb_run_noconnect.txt"))
     with pytest.raises(WorkloadError, match=r"no \[OVERALL\] results"):
         ycsb.ycsb_metrics("[ERROR] Java executable not found. Exiting.\n")
-    only_reads = fixture("ycsb_run_workloada.txt").replace("[UPDATE], Return=OK, 642617",
-                                                           "[UPDATE], Return=ERROR, 642617")
+    only_reads = fixture("ycsb_run_workloada.txt").replace(
+        "[UPDATE], Return=OK, 642617", "[UPDATE], Return=ERROR, 642617"
+    )
     with pytest.raises(WorkloadError, match="no successful YCSB UPDATE operation"):
         ycsb.ycsb_metrics(only_reads)
 
@@ -367,8 +450,10 @@ def make_ycsb(tmp_path: Path) -> Path:
 
 
 def two_nodes() -> Cluster:
-    return Cluster((NodeExecutor("node1", "127.0.0.1"), NodeExecutor("node2", "127.0.0.2")),
-                   NodeExecutor("loadgen", "127.0.0.3"))
+    return Cluster(
+        (NodeExecutor("node1", "127.0.0.1"), NodeExecutor("node2", "127.0.0.2")),
+        NodeExecutor("loadgen", "127.0.0.3"),
+    )
 
 
 def live_pids(system: CassandraSystem) -> list[int]:
@@ -378,8 +463,13 @@ def live_pids(system: CassandraSystem) -> list[int]:
 
 def test_lifecycle_on_two_standin_nodes(tmp_path: Path) -> None:
     install, home = make_install(tmp_path), make_ycsb(tmp_path)
-    system = CassandraSystem(install_dir=str(install), cluster=two_nodes(), poll_s=0.05,
-                             stop_timeout_s=5, setup_timeout_s=30)
+    system = CassandraSystem(
+        install_dir=str(install),
+        cluster=two_nodes(),
+        poll_s=0.05,
+        stop_timeout_s=5,
+        setup_timeout_s=30,
+    )
     workload = YCSBWorkload(ycsb_dir=str(home), recordcount=100000, duration_s=5, warmup_s=0)
     try:
         system.setup(tmp_path / "work", workload)
@@ -389,7 +479,11 @@ def test_lifecycle_on_two_standin_nodes(tmp_path: Path) -> None:
         assert "hosts=127.0.0.1,127.0.0.2" in load_args
         assert "cassandra.writeconsistencylevel=ALL" in load_args
         assert (install / "nodetool.log").read_text().split("\n")[:4] == [
-            "127.0.0.1 flush", "127.0.0.1 drain", "127.0.0.2 flush", "127.0.0.2 drain"]
+            "127.0.0.1 flush",
+            "127.0.0.1 drain",
+            "127.0.0.2 flush",
+            "127.0.0.2 drain",
+        ]
         node2 = Path(system.paths[1].base)
         assert node2.parent == (tmp_path / "work" / "cassandra").absolute()
         (Path(system.paths[0].pristine) / "marker").write_text("loaded")
@@ -433,9 +527,13 @@ def test_lifecycle_on_two_standin_nodes(tmp_path: Path) -> None:
 
 def test_a_node_that_fails_to_start_raises_with_its_log_tail(tmp_path: Path) -> None:
     node = NodeExecutor("node1", "127.0.0.1")
-    system = CassandraSystem(install_dir=str(make_install(tmp_path, fail=True)),
-                             cluster=Cluster((node,), node), poll_s=0.05, stop_timeout_s=5,
-                             setup_timeout_s=20)
+    system = CassandraSystem(
+        install_dir=str(make_install(tmp_path, fail=True)),
+        cluster=Cluster((node,), node),
+        poll_s=0.05,
+        stop_timeout_s=5,
+        setup_timeout_s=20,
+    )
     try:
         with pytest.raises(SystemStartError, match=r"host node1: .*Exception encountered") as err:
             system.setup(tmp_path / "work", YCSBWorkload(ycsb_dir=str(make_ycsb(tmp_path))))
@@ -454,11 +552,19 @@ def test_missing_installs_name_host_path_and_key(tmp_path: Path) -> None:
     message = str(err.value)
     assert "host node1" in message and f"{tmp_path}/nowhere/bin/cassandra" in message
     assert "system.adapter.install_dir" in message
-    system = CassandraSystem(install_dir=str(make_install(tmp_path)), cluster=cluster,
-                             poll_s=0.05, stop_timeout_s=5, setup_timeout_s=20)
+    system = CassandraSystem(
+        install_dir=str(make_install(tmp_path)),
+        cluster=cluster,
+        poll_s=0.05,
+        stop_timeout_s=5,
+        setup_timeout_s=20,
+    )
     try:
-        with pytest.raises(ConfigError, match=r"YCSB not found on load host loadgen: .*"
-                                              r"system\.workloads\.ycsb_a\.ycsb_dir"):
+        with pytest.raises(
+            ConfigError,
+            match=r"YCSB not found on load host loadgen: .*"
+            r"system\.workloads\.ycsb_a\.ycsb_dir",
+        ):
             system.setup(tmp_path / "work", YCSBWorkload(ycsb_dir=str(tmp_path / "no-ycsb")))
         assert live_pids(system) == []  # the nodes started for setup were stopped again
     finally:
@@ -485,7 +591,13 @@ def test_cassandra_composes_with_its_workload(compose_cfg: Callable[..., DictCon
 
 @pytest.mark.slow
 def test_cli_prints_the_composed_job() -> None:
-    out = subprocess.run([sys.executable, "-m", "harness", "system=cassandra", "--cfg", "job"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "harness", "system=cassandra", "--cfg", "job"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert "_target_: systems.cassandra.CassandraSystem" in out.stdout
     assert "_target_: systems.cassandra.YCSBWorkload" in out.stdout

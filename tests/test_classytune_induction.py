@@ -37,8 +37,9 @@ def test_round_trip_recovers_the_quantised_pair(a: float, b: float, bits: int) -
 
 @settings(max_examples=120, deadline=None)
 @given(unit, unit, unit, unit, bits_st)
-def test_distinct_quantised_pairs_give_distinct_values(a: float, b: float, c: float, d: float,
-                                                       bits: int) -> None:
+def test_distinct_quantised_pairs_give_distinct_values(
+    a: float, b: float, c: float, d: float, bits: int
+) -> None:
     q = quantise(np.array([a, b, c, d]), bits)
     z1 = zorder(np.array([a]), np.array([b]), bits)[0]
     z2 = zorder(np.array([c]), np.array([d]), bits)[0]

@@ -25,10 +25,16 @@ from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 
 def mixed_space() -> Space:
-    return Space((Knob("i", "int", 3, low=1, high=7), Knob("f", "float", 0.5, low=0.0, high=2.0),
-                  Knob("lg", "int", 64, low=1, high=4096, log=True),
-                  Knob("lf", "float", 1.0, low=0.01, high=100.0, log=True),
-                  Knob("e", "enum", "b", values=("a", "b", "c")), Knob("b", "bool", False)))
+    return Space(
+        (
+            Knob("i", "int", 3, low=1, high=7),
+            Knob("f", "float", 0.5, low=0.0, high=2.0),
+            Knob("lg", "int", 64, low=1, high=4096, log=True),
+            Knob("lf", "float", 1.0, low=0.01, high=100.0, log=True),
+            Knob("e", "enum", "b", values=("a", "b", "c")),
+            Knob("b", "bool", False),
+        )
+    )
 
 
 def test_snap_points_equals_space_snap() -> None:
@@ -69,7 +75,7 @@ def test_rank_candidates_prefers_the_better_region() -> None:
     # f(x) = -(x0 - 0.8)^2: a comparator trained on pairs must rank x0 = 0.8 above x0 = 0.1
     rng = np.random.default_rng(2)
     points = rng.random((40, 3))
-    scores = -(points[:, 0] - 0.8) ** 2
+    scores = -((points[:, 0] - 0.8) ** 2)
     rows, labels = induce_all_pairs(points, scores)
     model = make_classifier("xgboost", 0, n_estimators=50).fit(rows, labels)
     candidates = np.array([[0.8, 0.5, 0.5], [0.1, 0.5, 0.5]])
@@ -81,12 +87,21 @@ def test_rank_candidates_prefers_the_better_region() -> None:
 def run_ranked(seed: int, budget: int = 40, **kwargs: object) -> ClassyTuneTuner:
     system, workload = SyntheticSystem("10"), SyntheticWorkload()
     system.setup(Path("."), workload)
-    tuner = ClassyTuneTuner(system.space, seed=seed, budget=budget, strategy="ranked",
-                            rounds=3, initial_fraction=0.4, s_factor=20, local_factor=0.5,
-                            opponents=3, max_pairs=500,
-                            classifier_options={"n_estimators": 30}, **kwargs)  # type: ignore[arg-type]
-    observations = tune(tuner, system, workload, Objective.for_workload(workload.metrics),
-                        budget)
+    tuner = ClassyTuneTuner(
+        system.space,
+        seed=seed,
+        budget=budget,
+        strategy="ranked",
+        rounds=3,
+        initial_fraction=0.4,
+        s_factor=20,
+        local_factor=0.5,
+        opponents=3,
+        max_pairs=500,
+        classifier_options={"n_estimators": 30},
+        **kwargs,
+    )  # type: ignore[arg-type]
+    observations = tune(tuner, system, workload, Objective.for_workload(workload.metrics), budget)
     assert len(observations) == budget
     return tuner
 
@@ -136,12 +151,13 @@ def test_global_share_keeps_exploring() -> None:
     model = make_classifier("xgboost", 0, n_estimators=30).fit(rows, labels)
     space = Space(tuple(Knob(f"k{i}", "float", 0.5, low=0.0, high=1.0) for i in range(4)))
     common = dict(n_global=50, n_local=200, n_elite=1, opponents=3, scale=0.02, n_dims=1.0)
-    batch, info = ranked_batch(model, points, scores, 6, space, np.random.default_rng(0),
-                               **common)  # type: ignore[arg-type]
+    batch, info = ranked_batch(model, points, scores, 6, space, np.random.default_rng(0), **common)  # type: ignore[arg-type]
     assert batch.shape == (6, 4) and info["n_local_chosen"] >= 4
-    batch, info = ranked_batch(model, points, scores, 6, space, np.random.default_rng(0),
-                               global_share=1.0, **common)  # type: ignore[arg-type]
+    batch, info = ranked_batch(
+        model, points, scores, 6, space, np.random.default_rng(0), global_share=1.0, **common
+    )  # type: ignore[arg-type]
     assert info["n_local_chosen"] == 0
-    batch, info = ranked_batch(model, points, scores, 6, space, np.random.default_rng(0),
-                               global_share=0.5, **common)  # type: ignore[arg-type]
+    batch, info = ranked_batch(
+        model, points, scores, 6, space, np.random.default_rng(0), global_share=0.5, **common
+    )  # type: ignore[arg-type]
     assert info["n_local_chosen"] <= 3

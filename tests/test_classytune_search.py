@@ -86,8 +86,13 @@ def test_unknown_classifier() -> None:
 
 def test_rules_generate_uniform_labelled_pairs() -> None:
     space = SyntheticSystem("10").space
-    rules = parse_rules([{"knob": "worker_threads", "direction": "decrease", "low": 1,
-                          "high": 128}, {"knob": "compression"}], space)
+    rules = parse_rules(
+        [
+            {"knob": "worker_threads", "direction": "decrease", "low": 1, "high": 128},
+            {"knob": "compression"},
+        ],
+        space,
+    )
     xa, xb, labels = rule_pairs(rules, space, 50, np.random.default_rng(0))
     assert len(xa) == len(xb) == len(labels) and len(labels) > 100
     differ = xa != xb

@@ -23,8 +23,9 @@ from systems.synthetic import SyntheticSystem, SyntheticWorkload
 FAST: dict[str, Any] = {"s_factor": 10, "classifier_options": {"n_estimators": 30}}
 
 
-def run(seed: int = 0, budget: int = 40, knob_set: str = "10",
-        **kwargs: Any) -> tuple[ClassyTuneTuner, list[Observation]]:
+def run(
+    seed: int = 0, budget: int = 40, knob_set: str = "10", **kwargs: Any
+) -> tuple[ClassyTuneTuner, list[Observation]]:
     system, workload = SyntheticSystem(knob_set), SyntheticWorkload()
     system.setup(Path("."), workload)
     tuner = ClassyTuneTuner(system.space, seed=seed, budget=budget, **{**FAST, **kwargs})
@@ -104,22 +105,34 @@ def test_all_failures_fall_back_to_lhs() -> None:
 
 
 def test_mixed_types_and_rules() -> None:
-    space = Space((Knob("mode", "enum", "b", values=("a", "b", "c")),
-                   Knob("flag", "bool", False), Knob("threads", "int", 4, low=1, high=8),
-                   Knob("ratio", "float", 0.5, low=0.0, high=1.0)))
+    space = Space(
+        (
+            Knob("mode", "enum", "b", values=("a", "b", "c")),
+            Knob("flag", "bool", False),
+            Knob("threads", "int", 4, low=1, high=8),
+            Knob("ratio", "float", 0.5, low=0.0, high=1.0),
+        )
+    )
 
     def score(config: dict) -> float:
         return (config["mode"] == "c") + config["flag"] + config["threads"] / 8 + config["ratio"]
 
-    tuner = ClassyTuneTuner(space, seed=0, budget=40, rounds=3,
-                            rules=[{"knob": "threads", "direction": "increase"}],
-                            rule_samples=20, **FAST)
+    tuner = ClassyTuneTuner(
+        space,
+        seed=0,
+        budget=40,
+        rounds=3,
+        rules=[{"knob": "threads", "direction": "increase"}],
+        rule_samples=20,
+        **FAST,
+    )
     assert "threads" in str(tuner.params()["rules"])
     trial = 0
     while tuner.remaining:
         batch = tuner.ask(tuner.preferred_batch)
-        tuner.tell([Observation(trial + i, c, Status.SUCCEEDED, score(c))
-                    for i, c in enumerate(batch)])
+        tuner.tell(
+            [Observation(trial + i, c, Status.SUCCEEDED, score(c)) for i, c in enumerate(batch)]
+        )
         trial += len(batch)
     assert trial == 40 and all(r["n_rule_rows"] > 0 for r in tuner.round_log)
     for search in tuner.searches:
@@ -131,19 +144,27 @@ def test_mixed_types_and_rules() -> None:
 
 def test_invalid_settings_are_config_errors() -> None:
     space = SyntheticSystem("10").space
-    for kwargs in ({"classifier": "gpt"}, {"induction": "hilbert"}, {"bits": 40},
-                   {"initial_fraction": 0.0}, {"rounds": 0}, {"centre": "median"},
-                   {"rules": [{"knob": "nope"}]}):
+    for kwargs in (
+        {"classifier": "gpt"},
+        {"induction": "hilbert"},
+        {"bits": 40},
+        {"initial_fraction": 0.0},
+        {"rounds": 0},
+        {"centre": "median"},
+        {"rules": [{"knob": "nope"}]},
+    ):
         with pytest.raises(ConfigError):
             ClassyTuneTuner(space, **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("classifier", ["xgboost", "decision_tree"])
-def test_artifacts_and_analyze_round_trip(tmp_path: Path, classifier: str,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_artifacts_and_analyze_round_trip(
+    tmp_path: Path, classifier: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     options = {"n_estimators": 30} if classifier == "xgboost" else {}
-    tuner, _observations = run(budget=30, rounds=1, classifier=classifier,
-                              classifier_options=options)
+    tuner, _observations = run(
+        budget=30, rounds=1, classifier=classifier, classifier_options=options
+    )
     tuner.save_artifacts(tmp_path / "artifacts")
     art = load_artifacts(tmp_path)  # the session folder holding artifacts/ works too
     assert art.points.shape == (30, 10) and len(art.configs) == 30
@@ -176,10 +197,14 @@ def test_classifier_options_keyed_by_name_and_bad_options_fail_early() -> None:
 
     space = SyntheticSystem("10").space
     keyed = {"xgboost": {"n_estimators": 7}}
-    assert ClassyTuneTuner(space, classifier="xgboost",
-                           classifier_options=keyed).classifier_options == {"n_estimators": 7}
-    assert ClassyTuneTuner(space, classifier="decision_tree",
-                           classifier_options=keyed).classifier_options == {}
+    assert ClassyTuneTuner(
+        space, classifier="xgboost", classifier_options=keyed
+    ).classifier_options == {"n_estimators": 7}
+    assert (
+        ClassyTuneTuner(
+            space, classifier="decision_tree", classifier_options=keyed
+        ).classifier_options
+        == {}
+    )
     with pytest.raises(ConfigError, match=r"decision_tree.*n_estimators"):
-        ClassyTuneTuner(space, classifier="decision_tree",
-                        classifier_options={"n_estimators": 7})
+        ClassyTuneTuner(space, classifier="decision_tree", classifier_options={"n_estimators": 7})

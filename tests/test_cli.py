@@ -16,18 +16,28 @@ from harness.store import SampleStore
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _harness(tmp_path: Path, *args: str, tracking: bool = False,
-             wait: bool = True) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
-    track = ([f"tracking.uri=sqlite:///{tmp_path}/mlflow.db"] if tracking else ["tracking=none"])
+def _harness(
+    tmp_path: Path, *args: str, tracking: bool = False, wait: bool = True
+) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
+    track = [f"tracking.uri=sqlite:///{tmp_path}/mlflow.db"] if tracking else ["tracking=none"]
     if any(a.startswith("tracking") for a in args):
         track = []
     flags = [a for a in args if a.startswith("-")]  # e.g. -m must precede the overrides
-    argv = [sys.executable, "-m", "harness", *flags, f"results_dir={tmp_path}/results",
-            "session.progress=false", *track, *(a for a in args if a not in flags)]
+    argv = [
+        sys.executable,
+        "-m",
+        "harness",
+        *flags,
+        f"results_dir={tmp_path}/results",
+        "session.progress=false",
+        *track,
+        *(a for a in args if a not in flags),
+    ]
     if wait:
         return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    return subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def _sessions(tmp_path: Path) -> list[Path]:
@@ -56,8 +66,15 @@ def test_session_is_logged_to_mlflow_with_one_child_per_test(tmp_path: Path) -> 
 
 
 def test_sigkill_midway_then_resume_runs_exactly_budget_tests(tmp_path: Path) -> None:
-    proc = _harness(tmp_path, "system=synthetic10", "tuner=classytune", "budget=30",
-                    "system.adapter.delay_s=0.15", "session.name=killed", wait=False)
+    proc = _harness(
+        tmp_path,
+        "system=synthetic10",
+        "tuner=classytune",
+        "budget=30",
+        "system.adapter.delay_s=0.15",
+        "session.name=killed",
+        wait=False,
+    )
     assert isinstance(proc, subprocess.Popen)
     log = tmp_path / "results" / "sessions" / "killed" / "observations.jsonl"
     deadline = time.time() + 120
@@ -76,23 +93,32 @@ def test_sigkill_midway_then_resume_runs_exactly_budget_tests(tmp_path: Path) ->
 
 
 def test_multirun_sweep_runs_every_combination(tmp_path: Path) -> None:
-    done = _harness(tmp_path, "-m", "tuner=random,lhs", "system=synthetic10", "seed=0,1,2",
-                    "budget=5")
+    done = _harness(
+        tmp_path, "-m", "tuner=random,lhs", "system=synthetic10", "seed=0,1,2", "budget=5"
+    )
     assert done.returncode == 0, done.stderr
     assert len(_sessions(tmp_path)) == 6
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("tuner=nonesuch",), "Could not find 'tuner/nonesuch'"),
-    (("budget=0",), "error: budget must be at least 1"),
-    (("system=synthetic10", "+system.fixed.io_threads=1000"),
-     "error: knob 'io_threads': value 1000 is invalid; allowed: int in [1, 64]"),
-    (("system=synthetic10", "budget=3", "tracking.uri=sqlite:////proc/nope/mlflow.db"),
-     "error: cannot create /proc/nope"),
-    (("system=synthetic10", "bugdet=3"), "Could not override 'bugdet'"),
-])
-def test_bad_input_gets_one_clear_line(tmp_path: Path, args: tuple[str, ...],
-                                       message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("tuner=nonesuch",), "Could not find 'tuner/nonesuch'"),
+        (("budget=0",), "error: budget must be at least 1"),
+        (
+            ("system=synthetic10", "+system.fixed.io_threads=1000"),
+            "error: knob 'io_threads': value 1000 is invalid; allowed: int in [1, 64]",
+        ),
+        (
+            ("system=synthetic10", "budget=3", "tracking.uri=sqlite:////proc/nope/mlflow.db"),
+            "error: cannot create /proc/nope",
+        ),
+        (("system=synthetic10", "bugdet=3"), "Could not override 'bugdet'"),
+    ],
+)
+def test_bad_input_gets_one_clear_line(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
     done = _harness(tmp_path, *args)
     assert done.returncode != 0
     assert message in done.stderr
@@ -101,8 +127,15 @@ def test_bad_input_gets_one_clear_line(tmp_path: Path, args: tuple[str, ...],
 
 
 def test_sigint_stops_the_session_and_says_how_to_resume(tmp_path: Path) -> None:
-    proc = _harness(tmp_path, "system=synthetic10", "tuner=lhs", "budget=200",
-                    "system.adapter.delay_s=0.2", "session.name=ctrlc", wait=False)
+    proc = _harness(
+        tmp_path,
+        "system=synthetic10",
+        "tuner=lhs",
+        "budget=200",
+        "system.adapter.delay_s=0.2",
+        "session.name=ctrlc",
+        wait=False,
+    )
     assert isinstance(proc, subprocess.Popen)
     log = tmp_path / "results" / "sessions" / "ctrlc" / "observations.jsonl"
     deadline = time.time() + 120

@@ -15,8 +15,10 @@ from tests.conftest import ROOT, group_options
 
 Compose = Callable[..., DictConfig]
 SYSTEMS = [s for s in group_options("system") if s != "dataset"]
-DATASET = [f"dataset.path={ROOT}/systems/dataset/data/local/sqlite_readwrite_lhs200.csv",
-           "dataset.target=tps"]
+DATASET = [
+    f"dataset.path={ROOT}/systems/dataset/data/local/sqlite_readwrite_lhs200.csv",
+    "dataset.target=tps",
+]
 
 
 @pytest.mark.parametrize("tuner", group_options("tuner"))
@@ -45,8 +47,7 @@ def test_every_system_config_honours_the_contract(compose_cfg: Compose, system: 
 
 
 @pytest.mark.parametrize("workload", group_options("workload"))
-def test_every_workload_option_belongs_to_some_system(compose_cfg: Compose,
-                                                      workload: str) -> None:
+def test_every_workload_option_belongs_to_some_system(compose_cfg: Compose, workload: str) -> None:
     if workload == "default":
         return
     offered = set()

@@ -12,17 +12,23 @@ from systems.dataset.infer import bestconf_name, build_dataset
 from systems.dataset.model import ModelSettings, cross_validate, fidelity_scores
 from systems.dataset.tables import parse_arff, parse_csv
 
-CSV = ("trial,status,is_default,score,config.cache_mb,config.ratio,config.mode,config.fsync,"
-       "config.const,result.tps,result.p99,message\n") + """\
+CSV = (
+    (
+        "trial,status,is_default,score,config.cache_mb,config.ratio,config.mode,config.fsync,"
+        "config.const,result.tps,result.p99,message\n"
+    )
+    + """\
 0,SUCCEEDED,True,100,128,0.5,safe,true,7,100,5,
 1,CRASHED,False,,4096,0.25,fast,false,7,,,would not start
 2,SUCCEEDED,False,150,64,0.75,fast,true,7,150,4,
 3,SUCCEEDED,False,120,512,0.125,none,false,7,120,6,
 """
+)
 
 
-def test_harness_export_knobs_types_ranges_default_and_failures(caplog: pytest.LogCaptureFixture
-                                                                ) -> None:
+def test_harness_export_knobs_types_ranges_default_and_failures(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     with caplog.at_level(logging.INFO):
         data = build_dataset(parse_csv(CSV, "s.csv"), "tps")
     space = data.space
@@ -77,13 +83,17 @@ def test_text_columns_become_enums_unless_too_many_values() -> None:
 
 
 def test_arff_nominal_attribute_and_bestconf_names() -> None:
-    text = ("@relation r\n@attribute sqlmyd_Kbuf numeric\n@attribute m {a,b}\n"
-            "@attribute performance numeric\n@data\n1,a,3\n2,b,4\n")
+    text = (
+        "@relation r\n@attribute sqlmyd_Kbuf numeric\n@attribute m {a,b}\n"
+        "@attribute performance numeric\n@data\n1,a,3\n2,b,4\n"
+    )
     data = build_dataset(parse_arff(text, "r.arff"), "performance", rename="bestconf")
     assert data.space.names == ["buf", "m"]
     assert data.space["buf"].unit == "KiB" and data.space["m"].type == "enum"
     assert bestconf_name("yarnyarn.nodemanager.resource.cpu-vcores") == (
-        "yarn.nodemanager.resource.cpu-vcores", "")
+        "yarn.nodemanager.resource.cpu-vcores",
+        "",
+    )
     assert bestconf_name("mapredmapreduce.task.io.sort.mb") == ("mapreduce.task.io.sort.mb", "")
     assert bestconf_name("Time.spark.network.timeout") == ("spark.network.timeout", "ms")
     assert bestconf_name("maxThreads") == ("maxThreads", "")
@@ -95,6 +105,7 @@ def test_empty_knob_cell_is_an_error() -> None:
 
 
 # -- fidelity computation ------------------------------------------------------------------
+
 
 def test_fidelity_scores_on_hand_made_predictions() -> None:
     truth = np.arange(20, dtype=float)

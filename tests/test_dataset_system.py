@@ -35,8 +35,9 @@ def cache_dir(request: pytest.FixtureRequest) -> str:
     return str(request.config.cache.mkdir("surrogates"))
 
 
-def _build(compose: Compose, name: str, cache: str, *overrides: str
-           ) -> tuple[DatasetSystem, SurrogateWorkload, DictConfig]:
+def _build(
+    compose: Compose, name: str, cache: str, *overrides: str
+) -> tuple[DatasetSystem, SurrogateWorkload, DictConfig]:
     cfg = compose(f"system={name}", f"system.adapter.cache_dir={cache}", *overrides)
     system = instantiate(cfg.system.adapter)
     workload = instantiate(cfg.system.workloads[cfg.system.default_workload])
@@ -44,20 +45,28 @@ def _build(compose: Compose, name: str, cache: str, *overrides: str
 
 
 def test_the_builtin_surrogates_are_configured() -> None:
-    assert SURROGATES == ["surrogate_cassandra_ycsba", "surrogate_hive_join",
-                          "surrogate_hive_pagerank", "surrogate_mysql_oltp",
-                          "surrogate_mysql_zipfian", "surrogate_spark_pagerank",
-                          "surrogate_sqlite_readwrite", "surrogate_tomcat"]
+    assert SURROGATES == [
+        "surrogate_cassandra_ycsba",
+        "surrogate_hive_join",
+        "surrogate_hive_pagerank",
+        "surrogate_mysql_oltp",
+        "surrogate_mysql_zipfian",
+        "surrogate_spark_pagerank",
+        "surrogate_sqlite_readwrite",
+        "surrogate_tomcat",
+    ]
 
 
 # Fitting Tomcat (3960 rows) and Hive Join (110 knobs) takes a few seconds on a fresh cache.
 _SLOW_FIT = ("surrogate_tomcat", "surrogate_hive_join")
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_FIT
-                                  else n for n in SURROGATES])
-def test_each_builtin_surrogate_loads_and_evaluates(compose_cfg: Compose, cache_dir: str,
-                                                    name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_FIT else n for n in SURROGATES]
+)
+def test_each_builtin_surrogate_loads_and_evaluates(
+    compose_cfg: Compose, cache_dir: str, name: str, tmp_path: Path
+) -> None:
     system, workload, cfg = _build(compose_cfg, name, cache_dir)
     assert system.kind == "surrogate" and cfg.system.name == name
     assert cfg.system.default_workload == "surrogate" and workload.name == "surrogate"
@@ -75,8 +84,10 @@ def test_each_builtin_surrogate_loads_and_evaluates(compose_cfg: Compose, cache_
     else:  # Hive's default sits next to many slow (aborted) configurations
         assert obs.status is Status.TIMED_OUT
     started = time.perf_counter()
-    statuses = [run_test(system, workload, objective, system.space.decode(p), i + 1).status
-                for i, p in enumerate(np.random.default_rng(0).random((20, system.space.dim)))]
+    statuses = [
+        run_test(system, workload, objective, system.space.decode(p), i + 1).status
+        for i, p in enumerate(np.random.default_rng(0).random((20, system.space.dim)))
+    ]
     assert (time.perf_counter() - started) / 20 < 0.02  # milliseconds per test
     assert Status.SUCCEEDED in statuses
     assert set(statuses) <= {Status.SUCCEEDED, Status.TIMED_OUT}
@@ -85,33 +96,39 @@ def test_each_builtin_surrogate_loads_and_evaluates(compose_cfg: Compose, cache_
     assert float(tags["fidelity_tau"]) == pytest.approx(system.fidelity.tau, abs=1e-3)
 
 
-def test_cassandra_is_loud_about_its_useless_fidelity(compose_cfg: Compose, cache_dir: str,
-                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_cassandra_is_loud_about_its_useless_fidelity(
+    compose_cfg: Compose, cache_dir: str, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.WARNING):
         system, _, _ = _build(compose_cfg, "surrogate_cassandra_ycsba", cache_dir)
     assert "POOR FIDELITY" in caplog.text
     assert system.describe()["fidelity_warning"] != "none"
-    refused = compose_cfg("system=surrogate_cassandra_ycsba",
-                          f"system.adapter.cache_dir={cache_dir}",
-                          "system.adapter.allow_poor_fidelity=false")
+    refused = compose_cfg(
+        "system=surrogate_cassandra_ycsba",
+        f"system.adapter.cache_dir={cache_dir}",
+        "system.adapter.allow_poor_fidelity=false",
+    )
     with pytest.raises(ConfigError, match="surrogate_cassandra_ycsba is useless: held-out"):
         build_session(refused)
 
 
 def test_hundred_test_lhs_session_on_a_surrogate_takes_well_under_seconds(
-        compose_cfg: Compose, cache_dir: str, tmp_path: Path) -> None:
+    compose_cfg: Compose, cache_dir: str, tmp_path: Path
+) -> None:
     system, workload, _ = _build(compose_cfg, "surrogate_mysql_oltp", cache_dir)
     system.setup(tmp_path, workload)
     objective = Objective.for_workload(workload.metrics)
     started = time.perf_counter()
-    observations = tune(LHSTuner(system.space, seed=3, budget=100), system, workload, objective,
-                        budget=100)
+    observations = tune(
+        LHSTuner(system.space, seed=3, budget=100), system, workload, objective, budget=100
+    )
     elapsed = time.perf_counter() - started
     assert elapsed < 2.0, f"100 surrogate tests took {elapsed:.2f} s"
     assert len(observations) == 100 and all(o.ok for o in observations)
     default = observations[0]
     assert default.is_default and default.metrics["performance"] == pytest.approx(
-        system.predict(system.space.default()))
+        system.predict(system.space.default())
+    )
     best = max(o.metrics["performance"] for o in observations)
     assert best > 1.5 * default.metrics["performance"]  # the recorded data allows ~4x
     optimum_config, optimum = system.known_optimum()
@@ -128,11 +145,17 @@ def test_committed_optima_match_the_builtin_models(compose_cfg: Compose, cache_d
     assert value == entry["value"] and system.predict(config) == pytest.approx(value)
 
 
-def test_noise_is_residual_draws_and_deterministic_under_its_seed(compose_cfg: Compose,
-                                                                   cache_dir: str) -> None:
+def test_noise_is_residual_draws_and_deterministic_under_its_seed(
+    compose_cfg: Compose, cache_dir: str
+) -> None:
     def measures(seed: int, noise: float) -> list[float]:
-        system, _, _ = _build(compose_cfg, "surrogate_mysql_zipfian", cache_dir,
-                              f"system.adapter.noise={noise}", f"system.adapter.noise_seed={seed}")
+        system, _, _ = _build(
+            compose_cfg,
+            "surrogate_mysql_zipfian",
+            cache_dir,
+            f"system.adapter.noise={noise}",
+            f"system.adapter.noise_seed={seed}",
+        )
         system.apply(system.space.default())
         system.start(1.0)
         return [system.measure()["performance"] for _ in range(30)]
@@ -149,6 +172,7 @@ def test_noise_is_residual_draws_and_deterministic_under_its_seed(compose_cfg: C
 
 # -- the harness's own exported samples ------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def synthetic_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real 150-test LHS session on the synthetic system, exported like any session."""
@@ -156,8 +180,9 @@ def synthetic_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("export")
     system.setup(folder, workload)
     objective = Objective.for_workload(workload.metrics)
-    observations = tune(LHSTuner(system.space, seed=0, budget=150), system, workload, objective,
-                        budget=150)
+    observations = tune(
+        LHSTuner(system.space, seed=0, budget=150), system, workload, objective, budget=150
+    )
     path = folder / "samples.csv"
     export_csv(observations, path)
     return path
@@ -183,6 +208,7 @@ def test_a_harness_export_becomes_a_surrogate(synthetic_export: Path, tmp_path: 
     ok = ~np.isnan(truth)
     predicted = [surrogate.predict(c) for c, keep in zip(configs, ok, strict=True) if keep]
     from scipy.stats import kendalltau
+
     assert kendalltau(np.array(truth)[ok], predicted).statistic > 0.3
     # A configuration deep in the crash region crashes the surrogate too.
     crash = real.space.default()
@@ -200,8 +226,9 @@ def _crashes(system: SyntheticSystem) -> bool:
     return False
 
 
-def test_model_is_cached_per_data_and_settings(synthetic_export: Path, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_is_cached_per_data_and_settings(
+    synthetic_export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path))
     assert len(list(tmp_path.glob("surrogate-*.pkl"))) == 1
 
@@ -212,16 +239,23 @@ def test_model_is_cached_per_data_and_settings(synthetic_export: Path, tmp_path:
     again = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path))
     assert again.model_key == first.model_key
     with pytest.raises(AssertionError, match="refitted"):  # other settings: another model
-        DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path),
-                      n_estimators=50)
+        DatasetSystem(
+            str(synthetic_export), "throughput", cache_dir=str(tmp_path), n_estimators=50
+        )
 
 
-def test_dataset_config_runs_a_user_export_through_the_app(compose_cfg: Compose,
-                                                           synthetic_export: Path,
-                                                           cache_dir: str) -> None:
-    cfg = compose_cfg("system=dataset", f"dataset.path={synthetic_export}",
-                      "dataset.target=throughput", "dataset.direction=max", "budget=40",
-                      f"system.adapter.cache_dir={cache_dir}", "tuner=random")
+def test_dataset_config_runs_a_user_export_through_the_app(
+    compose_cfg: Compose, synthetic_export: Path, cache_dir: str
+) -> None:
+    cfg = compose_cfg(
+        "system=dataset",
+        f"dataset.path={synthetic_export}",
+        "dataset.target=throughput",
+        "dataset.direction=max",
+        "budget=40",
+        f"system.adapter.cache_dir={cache_dir}",
+        "tuner=random",
+    )
     result = build_session(cfg).run()
     assert len(result.observations) == 40
     assert result.observations[0].is_default and result.observations[0].ok
@@ -230,8 +264,9 @@ def test_dataset_config_runs_a_user_export_through_the_app(compose_cfg: Compose,
         build_session(missing)
 
 
-def test_useless_data_is_refused_unless_allowed(tmp_path: Path,
-                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_useless_data_is_refused_unless_allowed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     rng = np.random.default_rng(0)
     rows = "".join(f"{a:.4f},{b:.4f},{y:.4f}\n" for a, b, y in rng.random((80, 3)))
     path = tmp_path / "noise.csv"
@@ -243,19 +278,22 @@ def test_useless_data_is_refused_unless_allowed(tmp_path: Path,
     assert "POOR FIDELITY" in caplog.text and "τ" in system.describe()["fidelity_warning"]
 
 
-def test_a_knob_catalogue_supplies_types_scales_and_ranges(synthetic_export: Path,
-                                                           tmp_path: Path) -> None:
+def test_a_knob_catalogue_supplies_types_scales_and_ranges(
+    synthetic_export: Path, tmp_path: Path
+) -> None:
     from systems.synthetic.system import CATALOGUE
 
     plain = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path))
     assert not plain.space["buffer_pool_mb"].log  # the data alone cannot tell
-    typed = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path),
-                          catalogue=str(CATALOGUE))
+    typed = DatasetSystem(
+        str(synthetic_export), "throughput", cache_dir=str(tmp_path), catalogue=str(CATALOGUE)
+    )
     real = SyntheticSystem(knob_set="10").space
     assert typed.space.knobs == real.knobs
     assert typed.space.default() == real.default()
     narrow = tmp_path / "narrow.yaml"
     narrow.write_text(CATALOGUE.read_text().replace("max: 16384", "max: 1000", 1))
     with pytest.raises(ConfigError, match="does not fit the knob catalogue: knob 'buffer_pool"):
-        DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path),
-                      catalogue=str(narrow))
+        DatasetSystem(
+            str(synthetic_export), "throughput", cache_dir=str(tmp_path), catalogue=str(narrow)
+        )

@@ -35,15 +35,20 @@ def test_parse_arff_reads_attributes_rows_and_lines() -> None:
     assert table.where(1) == "demo.arff line 11 (data row 2)"
 
 
-@pytest.mark.parametrize(("text", "fragment"), [
-    ("@relation r\n@attribute a numeric\n", "no @data section"),
-    ("@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n1,2\n3\n",
-     "line 6: 1 values, but 2 attributes"),
-    ("@relation r\n@attribute a date\n@data\n", "type 'date'"),
-    ("hello,world\n1,2\n", "expected @relation"),
-    ("@relation r\n@attribute a numeric\n@data\n{0 1}\n", "sparse ARFF"),
-    ("@data\n1\n", "@data before any @attribute"),
-])
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("@relation r\n@attribute a numeric\n", "no @data section"),
+        (
+            "@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n1,2\n3\n",
+            "line 6: 1 values, but 2 attributes",
+        ),
+        ("@relation r\n@attribute a date\n@data\n", "type 'date'"),
+        ("hello,world\n1,2\n", "expected @relation"),
+        ("@relation r\n@attribute a numeric\n@data\n{0 1}\n", "sparse ARFF"),
+        ("@data\n1\n", "@data before any @attribute"),
+    ],
+)
 def test_bad_arff_is_a_config_error_naming_the_line(text: str, fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):
         parse_arff(text, source="bad.arff")
@@ -56,12 +61,15 @@ def test_parse_csv_with_empty_cells_and_blank_lines() -> None:
     assert table.lines == [2, 4]
 
 
-@pytest.mark.parametrize(("text", "fragment"), [
-    ("", "empty file"),
-    ("a,b\n1,2,3\n", "line 2: 3 fields, the header has 2"),
-    ("a;b;c\n1;2;3\n", "only one column"),
-    ("a,a\n1,2\n", "duplicate column"),
-])
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("", "empty file"),
+        ("a,b\n1,2,3\n", "line 2: 3 fields, the header has 2"),
+        ("a;b;c\n1;2;3\n", "only one column"),
+        ("a,a\n1,2\n", "duplicate column"),
+    ],
+)
 def test_bad_csv_is_a_config_error(text: str, fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):
         parse_csv(text, source="bad.csv")
@@ -77,11 +85,15 @@ def test_read_table_missing_and_binary_files(tmp_path: Path) -> None:
 
 
 def test_every_bestconf_file_parses_with_its_documented_shape() -> None:
-    shapes = {"mysql_MySQL_OLTP_simple.arff": (101, 12),
-              "cassandra_cassandraYcsba.arff": (101, 29),
-              "spark_pagerank00.arff": (101, 31), "hive_hadoopJoin.arff": (501, 111),
-              "hive_hadoopPageRank.arff": (101, 110), "tomcat_comt_positive.arff": (3960, 13),
-              "mysql_MySQL_zipfian_readwrite.arff": (101, 12)}
+    shapes = {
+        "mysql_MySQL_OLTP_simple.arff": (101, 12),
+        "cassandra_cassandraYcsba.arff": (101, 29),
+        "spark_pagerank00.arff": (101, 31),
+        "hive_hadoopJoin.arff": (501, 111),
+        "hive_hadoopPageRank.arff": (101, 110),
+        "tomcat_comt_positive.arff": (3960, 13),
+        "mysql_MySQL_zipfian_readwrite.arff": (101, 12),
+    }
     for name, (rows, columns) in shapes.items():
         table = read_table(DATA_DIR / "bestconf" / name)
         assert (len(table.rows), len(table.columns)) == (rows, columns), name
@@ -89,6 +101,7 @@ def test_every_bestconf_file_parses_with_its_documented_shape() -> None:
 
 
 # -- bad input to the system: one clear ConfigError before any test -------------------------
+
 
 def _csv(tmp_path: Path, text: str) -> str:
     path = tmp_path / "samples.csv"
@@ -102,8 +115,11 @@ def _good_rows(n: int) -> str:
 
 def test_missing_target_lists_the_columns(tmp_path: Path) -> None:
     path = _csv(tmp_path, "cache,threads,tps\n" + _good_rows(30))
-    with pytest.raises(ConfigError, match=r"'qps' is not in samples.csv; its columns are: "
-                                          r"cache, threads, tps"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'qps' is not in samples.csv; its columns are: "
+        r"cache, threads, tps",
+    ):
         DatasetSystem(path, "qps", cache_dir=None)
 
 
@@ -111,8 +127,11 @@ def test_text_in_a_numeric_knob_names_column_and_row(tmp_path: Path) -> None:
     rows = _good_rows(30).splitlines()
     rows[4] = "4,lots,10"
     path = _csv(tmp_path, "cache,threads,tps\n" + "\n".join(rows) + "\n")
-    with pytest.raises(ConfigError, match=r"line 6 \(data row 5\): numeric knob column "
-                                          r"'threads' holds 'lots'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"line 6 \(data row 5\): numeric knob column "
+        r"'threads' holds 'lots'",
+    ):
         DatasetSystem(path, "tps", cache_dir=None)
 
 

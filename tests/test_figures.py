@@ -24,11 +24,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _sessions() -> pd.DataFrame:
-    rows = [{"system": s, "tuner": t, "seed": k, "improvement": imp + 0.01 * k,
-             "tuner_seconds_total": 10.0 * (1 + k)}
-            for s in ("synthetic10", "surrogate_tomcat")
-            for t, imp in (("classytune", 0.7), ("bestconfig", 0.5), ("gpbo", 0.4))
-            for k in range(3)]
+    rows = [
+        {
+            "system": s,
+            "tuner": t,
+            "seed": k,
+            "improvement": imp + 0.01 * k,
+            "tuner_seconds_total": 10.0 * (1 + k),
+        }
+        for s in ("synthetic10", "surrogate_tomcat")
+        for t, imp in (("classytune", 0.7), ("bestconfig", 0.5), ("gpbo", 0.4))
+        for k in range(3)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -36,14 +43,12 @@ def test_fig6_bars_show_seed_means() -> None:
     fig = plots.fig6_improvement(_sessions())
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
-    heights = sorted(round(p.get_height(), 3) for p in ax.patches
-                     if isinstance(p, Rectangle))
+    heights = sorted(round(p.get_height(), 3) for p in ax.patches if isinstance(p, Rectangle))
     # 2 systems x 3 tuners, mean over seeds 0..2 of (imp + 0.01 k) in percent
     assert heights == [41.0, 41.0, 51.0, 51.0, 71.0, 71.0]
     legend = ax.get_legend()
     assert legend is not None
-    assert [t.get_text() for t in legend.get_texts()] == ["classytune", "bestconfig",
-                                                                  "gpbo"]
+    assert [t.get_text() for t in legend.get_texts()] == ["classytune", "bestconfig", "gpbo"]
 
 
 def test_fig10b_and_missing_columns() -> None:
@@ -56,14 +61,26 @@ def test_fig10b_and_missing_columns() -> None:
 
 
 def test_fig5_fig9_fig2_panels() -> None:
-    share = pd.DataFrame({"system": ["a", "a", "b", "b"], "model": ["xgboost", "svm"] * 2,
-                          "induction": ["zorder", "concat"] * 2, "share": [0.9, 0.1, 1, 0]})
+    share = pd.DataFrame(
+        {
+            "system": ["a", "a", "b", "b"],
+            "model": ["xgboost", "svm"] * 2,
+            "induction": ["zorder", "concat"] * 2,
+            "share": [0.9, 0.1, 1, 0],
+        }
+    )
     assert len(plots.fig5_classifiers(share).axes[0].patches) == 4
     assert len(plots.fig9_induction(share).axes) == 1
     runs = share.assign(improvement=[0.5, 0.2, 0.3, 0.1])
     assert len(plots.fig9_induction(share, runs).axes) == 2
-    err = pd.DataFrame({"system": ["a", "a"], "model": ["rfr", "svr"], "n_train": [50, 100],
-                        "max_rel_error": [1.5, 0.5]})
+    err = pd.DataFrame(
+        {
+            "system": ["a", "a"],
+            "model": ["rfr", "svr"],
+            "n_train": [50, 100],
+            "max_rel_error": [1.5, 0.5],
+        }
+    )
     assert len(plots.fig2_errors(err, err).axes) == 2
 
 
@@ -71,18 +88,28 @@ def _pool(n: int, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     x = rng.random((n, 3))
     score = 10 + 5 * x[:, 0] - 3 * x[:, 1]  # a monotone surface every model can learn
-    return pd.DataFrame({"system": "toy", "system_kind": "synthetic", "seed": seed,
-                         "trial": np.arange(n), "status": "SUCCEEDED", "score": score,
-                         "config.a": x[:, 0], "config.b": x[:, 1] * 100,
-                         "config.c": np.where(x[:, 2] > 0.5, "on", "off")})
+    return pd.DataFrame(
+        {
+            "system": "toy",
+            "system_kind": "synthetic",
+            "seed": seed,
+            "trial": np.arange(n),
+            "status": "SUCCEEDED",
+            "score": score,
+            "config.a": x[:, 0],
+            "config.b": x[:, 1] * 100,
+            "config.c": np.where(x[:, 2] > 0.5, "on", "off"),
+        }
+    )
 
 
 def test_winners_recognised_on_an_easy_surface() -> None:
     pool = _pool(300, 0)
     points, _scores = analysis.encode_pool(pool)
     assert points.shape == (300, 3) and points.min() == 0 and points.max() == 1
-    out = analysis.winners_recognised(pool, ("xgboost", "logistic"), ("zorder", "concat"),
-                                      regressor=True)
+    out = analysis.winners_recognised(
+        pool, ("xgboost", "logistic"), ("zorder", "concat"), regressor=True
+    )
     assert set(out["model"]) == {"xgboost", "logistic", "dt_regressor"}
     assert (out["winners"] > 0).all() and (out["winners"] <= 20).all()
     assert out.loc[out["model"] == "logistic", "share"].max() >= 0.5
@@ -101,10 +128,25 @@ def test_regression_errors_fall_with_samples() -> None:
 def tiny_store(tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("store")
     uri = f"sqlite:///{root}/mlflow.db"
-    subprocess.run([sys.executable, "-m", "harness", "tuner=lhs", "system=synthetic10",
-                    "seed=0", "budget=5", f"tracking.uri={uri}", "tracking.experiment=pools",
-                    f"results_dir={root}", "session.progress=false"],
-                   cwd=ROOT, check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "tuner=lhs",
+            "system=synthetic10",
+            "seed=0",
+            "budget=5",
+            f"tracking.uri={uri}",
+            "tracking.experiment=pools",
+            f"results_dir={root}",
+            "session.progress=false",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return uri
 
 
@@ -113,8 +155,12 @@ def test_loader_reads_a_real_session(tiny_store: str) -> None:
     runs = load_sessions(tiny_store)
     assert len(runs) == 1
     row = runs.iloc[0]
-    assert (row.system, row.tuner, row.seed, row.system_kind) == ("synthetic10", "lhs", 0,
-                                                                  "synthetic")
+    assert (row.system, row.tuner, row.seed, row.system_kind) == (
+        "synthetic10",
+        "lhs",
+        0,
+        "synthetic",
+    )
     assert row.tests == 5 and row.default_value > 0
     pool = load_pools(tiny_store, "pools")
     assert len(pool) == 5 and pool["trial"].tolist() == list(range(5))
@@ -123,8 +169,9 @@ def test_loader_reads_a_real_session(tiny_store: str) -> None:
 
 
 @pytest.mark.slow
-def test_cli_names_the_recipe_when_no_runs(tiny_store: str, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_names_the_recipe_when_no_runs(
+    tiny_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(NoRunsError, match=r"\+experiment=fig6"):
         make_figure("fig6", tiny_store, tmp_path)
     assert main(["fig10b", "--tracking-uri", tiny_store, "--out", str(tmp_path)]) == 1
@@ -140,6 +187,7 @@ def test_cli_redraws_from_exported_data(tmp_path: Path) -> None:
 
 # -- Fig. 8, 1, 3, 7, 10(a) ---------------------------------------------------------------------
 
+
 def _spans(ax: Axes) -> list[Patch]:
     """axvspan patches (Rectangle since matplotlib 3.9, Polygon before)."""
     return [p for p in ax.patches if isinstance(p, Rectangle | Polygon)]
@@ -153,18 +201,37 @@ def _fig8_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
     from harness.figures.tables import subspace_tables
     from harness.space import Knob, Space
 
-    space = Space((Knob("a", "int", low=1, high=1000, default=10, log=True),
-                   Knob("b", "float", low=0.0, high=1.0, default=0.5)))
-    samples = pd.DataFrame({"trial": range(6), "status": ["SUCCEEDED"] * 5 + ["FAILED"],
-                            "score": [1.0, 2, 3, 4, 5, np.nan],
-                            "config.a": [10, 1, 100, 1000, 30, 5],
-                            "config.b": [0.5, 0.1, 0.2, 0.3, 0.4, 0.9]})
-    subspaces = {"knobs": ["a", "b"], "rounds": [{"round": 1, "pivot": [1.0, 0.3],
-                 "n_candidates": 200, "n_winners": 7, "fallback": False,
-                 "boxes": [{"centre": [0.5, 0.5], "size": 5, "low": [0.0, 0.2],
-                            "high": [2 / 3, 0.6]},
-                           {"centre": [0.9, 0.1], "size": 2, "low": [2 / 3, 0.0],
-                            "high": [1.0, 0.4]}]}]}
+    space = Space(
+        (
+            Knob("a", "int", low=1, high=1000, default=10, log=True),
+            Knob("b", "float", low=0.0, high=1.0, default=0.5),
+        )
+    )
+    samples = pd.DataFrame(
+        {
+            "trial": range(6),
+            "status": ["SUCCEEDED"] * 5 + ["FAILED"],
+            "score": [1.0, 2, 3, 4, 5, np.nan],
+            "config.a": [10, 1, 100, 1000, 30, 5],
+            "config.b": [0.5, 0.1, 0.2, 0.3, 0.4, 0.9],
+        }
+    )
+    subspaces = {
+        "knobs": ["a", "b"],
+        "rounds": [
+            {
+                "round": 1,
+                "pivot": [1.0, 0.3],
+                "n_candidates": 200,
+                "n_winners": 7,
+                "fallback": False,
+                "boxes": [
+                    {"centre": [0.5, 0.5], "size": 5, "low": [0.0, 0.2], "high": [2 / 3, 0.6]},
+                    {"centre": [0.9, 0.1], "size": 2, "low": [2 / 3, 0.0], "high": [1.0, 0.4]},
+                ],
+            }
+        ],
+    }
     return subspace_tables(samples, subspaces, space, {"a": 0.7, "b": 0.3}, n_initial=3)
 
 
@@ -193,8 +260,12 @@ def test_sweep_tuner_moves_one_knob_only() -> None:
     from harness.figures.tuners import SweepTuner, sweep_values
     from harness.space import Knob, Space
 
-    space = Space((Knob("cache", "int", low=1, high=10000, default=100, log=True),
-                   Knob("mode", "enum", default="x", values=("x", "y", "z"))))
+    space = Space(
+        (
+            Knob("cache", "int", low=1, high=10000, default=100, log=True),
+            Knob("mode", "enum", default="x", values=("x", "y", "z")),
+        )
+    )
     assert sweep_values(space, "cache", 5) == [1, 10, 100, 1000, 10000]
     assert sweep_values(space, "mode", 5) == ["x", "y", "z"]
     tuner = SweepTuner(space, budget=8, knob="cache", points=5)
@@ -210,43 +281,74 @@ def test_mapped_expert_converts_units_and_clamps() -> None:
     from harness.figures.tuners import MappedExpertTuner
     from harness.space import Knob, Space
 
-    real = Space((Knob("pool", "int", low=8, high=65536, default=128, unit="MiB"),
-                  Knob("conns", "int", low=10, high=1000, default=151),
-                  Knob("only_real", "int", low=0, high=10, default=0)))
-    surrogate = Space((Knob("pool", "int", low=1024, high=1048576, default=131072, unit="KiB"),
-                       Knob("conns", "int", low=10, high=500, default=151)))
-    mapped = MappedExpertTuner.map_setting({"pool": 512, "conns": 151, "only_real": 3}, real,
-                                           surrogate)
+    real = Space(
+        (
+            Knob("pool", "int", low=8, high=65536, default=128, unit="MiB"),
+            Knob("conns", "int", low=10, high=1000, default=151),
+            Knob("only_real", "int", low=0, high=10, default=0),
+        )
+    )
+    surrogate = Space(
+        (
+            Knob("pool", "int", low=1024, high=1048576, default=131072, unit="KiB"),
+            Knob("conns", "int", low=10, high=500, default=151),
+        )
+    )
+    mapped = MappedExpertTuner.map_setting(
+        {"pool": 512, "conns": 151, "only_real": 3}, real, surrogate
+    )
     assert mapped == {"pool": 512 * 1024}  # KiB; unchanged defaults and unknown knobs dropped
     assert surrogate.fit({"pool": 4096 * 1024})["pool"] == 1048576  # clamped to the range
 
 
 def test_fig1_fig3_fig7_fig10a_plots() -> None:
-    sweep = pd.DataFrame({"system": "s", "workload": "w", "knob": "cache", "metric": "tps",
-                          "value": [100, 1, 10, 100, 1000, 1, 10], "status": "SUCCEEDED",
-                          "is_default": [True] + [False] * 6,
-                          "performance": [5.0, 1, 2, 6, 3, 1.2, 2.2]})
+    sweep = pd.DataFrame(
+        {
+            "system": "s",
+            "workload": "w",
+            "knob": "cache",
+            "metric": "tps",
+            "value": [100, 1, 10, 100, 1000, 1, 10],
+            "status": "SUCCEEDED",
+            "is_default": [True] + [False] * 6,
+            "performance": [5.0, 1, 2, 6, 3, 1.2, 2.2],
+        }
+    )
     ax = plots.fig1_sweep(sweep).axes[0]
     line = ax.get_lines()[0]
     assert np.asarray(line.get_xdata()).tolist() == [1, 10, 100, 1000]  # mean per value
     assert np.asarray(line.get_ydata()).tolist() == pytest.approx([1.1, 2.1, 5.5, 3.0])
-    runs = pd.DataFrame({"system": "t", "n_initial": [5, 5, 50, 50], "seed": [0, 1, 0, 1],
-                         "improvement": [0.1, 0.3, 0.5, 0.7]})
-    curves = pd.DataFrame({"n_initial": [5, 5, 50, 50], "trial": [0, 1, 0, 1],
-                           "best": [1.0, 2.0, 1.0, 3.0]})
+    runs = pd.DataFrame(
+        {
+            "system": "t",
+            "n_initial": [5, 5, 50, 50],
+            "seed": [0, 1, 0, 1],
+            "improvement": [0.1, 0.3, 0.5, 0.7],
+        }
+    )
+    curves = pd.DataFrame(
+        {"n_initial": [5, 5, 50, 50], "trial": [0, 1, 0, 1], "best": [1.0, 2.0, 1.0, 3.0]}
+    )
     fig = plots.fig3_initial(runs, curves)
     assert sorted(_heights(fig.axes[0])) == [20.0, 60.0] and len(fig.axes[1].get_lines()) == 2
     assert len(plots.fig10a_improvement(_sessions()).axes[0].patches) == 6
-    best = pd.DataFrame({"system": "m", "tuner": ["default", "expert_manual", "classytune"],
-                         "best_value": [100.0, 90.0, 250.0]})
+    best = pd.DataFrame(
+        {
+            "system": "m",
+            "tuner": ["default", "expert_manual", "classytune"],
+            "best_value": [100.0, 90.0, 250.0],
+        }
+    )
     # in the paper's order, normalised to the default
     assert _heights(plots.fig7_expert(best).axes[0]) == [1.0, 0.9, 2.5]
 
 
-@pytest.mark.parametrize("recipe", sorted(p.stem for p in (ROOT / "conf" / "experiment")
-                                          .glob("*.yaml")))
-def test_every_recipe_composes_into_the_store_its_figure_reads(compose_cfg: Callable[
-        ..., DictConfig], recipe: str) -> None:
+@pytest.mark.parametrize(
+    "recipe", sorted(p.stem for p in (ROOT / "conf" / "experiment").glob("*.yaml"))
+)
+def test_every_recipe_composes_into_the_store_its_figure_reads(
+    compose_cfg: Callable[..., DictConfig], recipe: str
+) -> None:
     from functools import partial
 
     from hydra.utils import instantiate
@@ -259,16 +361,30 @@ def test_every_recipe_composes_into_the_store_its_figure_reads(compose_cfg: Call
     readers = [name for name, spec in FIGURES.items() if spec.recipe == recipe]
     # every figure's recipe exists; fig7_expert and fig5's pools feed figures under other names
     assert readers or recipe in ("fig7_expert", "fig5")
-    assert all((ROOT / "conf" / "experiment" / f"{s.recipe}.yaml").exists()
-               for s in FIGURES.values())
+    assert all(
+        (ROOT / "conf" / "experiment" / f"{s.recipe}.yaml").exists() for s in FIGURES.values()
+    )
 
 
 @pytest.mark.slow
 def test_fig1_end_to_end_from_a_sweep_session(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path}/mlflow.db"
-    subprocess.run([sys.executable, "-m", "harness", "+experiment=fig1", "budget=4",
-                    "tuner.points=3", f"tracking.uri={uri}", f"results_dir={tmp_path}"],
-                   cwd=ROOT, check=True, capture_output=True, timeout=180)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "+experiment=fig1",
+            "budget=4",
+            "tuner.points=3",
+            f"tracking.uri={uri}",
+            f"results_dir={tmp_path}",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
     make_figure("fig1", uri, tmp_path / "figs")
     table = pd.read_csv(tmp_path / "figs" / "data" / "fig1.csv")
     assert table["knob"].unique().tolist() == ["innodb_buffer_pool_size"]

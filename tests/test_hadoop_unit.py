@@ -47,8 +47,9 @@ from tests.sshd import PrivateSSHD
 
 DATA = Path(__file__).parent / "data" / "hadoop"
 ARFF = Path(__file__).parent.parent / "systems" / "dataset" / "data" / "bestconf"
-LAYOUT = render.Layout("10.0.0.11", ("10.0.0.11", "10.0.0.12", "10.0.0.13"), "/opt/hadoop",
-                       "/data/hadoop")
+LAYOUT = render.Layout(
+    "10.0.0.11", ("10.0.0.11", "10.0.0.12", "10.0.0.13"), "/opt/hadoop", "/data/hadoop"
+)
 
 
 def fixture(name: str) -> str:
@@ -76,8 +77,11 @@ def parse_xml(text: str) -> dict[str, str]:
 def arff_knobs(name: str) -> set[str]:
     lines = (ARFF / name).read_text().splitlines()
     attrs = [line.split()[1] for line in lines if line.lower().startswith("@attribute")]
-    return {a.removeprefix("mapred") if a.startswith("mapred") else a.removeprefix("yarn")
-            for a in attrs if a != "performance"}
+    return {
+        a.removeprefix("mapred") if a.startswith("mapred") else a.removeprefix("yarn")
+        for a in attrs
+        if a != "performance"
+    }
 
 
 # -- catalogue ------------------------------------------------------------------------------------
@@ -86,13 +90,19 @@ def test_catalogue_holds_every_recorded_knob_with_its_range() -> None:
     assert len(recorded) == 110
     space = render.full_catalogue()
     assert recorded <= set(space.names)
-    rows = [line.split(",") for line in (ARFF / "hive_hadoopJoin.arff").read_text()
-            .split("@data", 1)[1].split()]
-    names = [line.split()[1] for line in (ARFF / "hive_hadoopJoin.arff").read_text()
-             .splitlines() if line.lower().startswith("@attribute")]
+    rows = [
+        line.split(",")
+        for line in (ARFF / "hive_hadoopJoin.arff").read_text().split("@data", 1)[1].split()
+    ]
+    names = [
+        line.split()[1]
+        for line in (ARFF / "hive_hadoopJoin.arff").read_text().splitlines()
+        if line.lower().startswith("@attribute")
+    ]
     for i, raw in enumerate(names[:-1]):
-        knob = space[raw.removeprefix("mapred") if raw.startswith("mapred")
-                     else raw.removeprefix("yarn")]
+        knob = space[
+            raw.removeprefix("mapred") if raw.startswith("mapred") else raw.removeprefix("yarn")
+        ]
         column = [float(r[i]) for r in rows]
         assert knob.low is not None and knob.high is not None
         assert knob.low <= min(column) + 1e-9 and max(column) <= knob.high + 1e-6, knob.name
@@ -114,10 +124,14 @@ def test_sets_and_hadoop3_defaults() -> None:
 
 
 def test_every_knob_goes_to_the_file_of_its_default_xml() -> None:
-    expected = {"yarn.app.mapreduce.am.resource.mb": "mapred-site",
-                "yarn.nodemanager.resource.memory-mb": "yarn-site",
-                "mapreduce.task.io.sort.mb": "mapred-site", "dfs.blocksize": "hdfs-site",
-                "io.file.buffer.size": "core-site", "hive.exec.parallel": "hive-site"}
+    expected = {
+        "yarn.app.mapreduce.am.resource.mb": "mapred-site",
+        "yarn.nodemanager.resource.memory-mb": "yarn-site",
+        "mapreduce.task.io.sort.mb": "mapred-site",
+        "dfs.blocksize": "hdfs-site",
+        "io.file.buffer.size": "core-site",
+        "hive.exec.parallel": "hive-site",
+    }
     assert {k: render.site_of(k) for k in expected} == expected
     assert {render.site_of(k) for k in render.full_catalogue().names} == set(render.SITES)
     with pytest.raises(KnobError, match="no site file"):
@@ -126,8 +140,13 @@ def test_every_knob_goes_to_the_file_of_its_default_xml() -> None:
 
 # -- site XML -------------------------------------------------------------------------------------
 def test_each_knob_once_in_its_file_with_the_base_settings() -> None:
-    values = complete({"dfs.blocksize": 256, "hive.exec.parallel": True,
-                       "mapreduce.job.reduce.slowstart.completedmaps": 0.5})
+    values = complete(
+        {
+            "dfs.blocksize": 256,
+            "hive.exec.parallel": True,
+            "mapreduce.job.reduce.slowstart.completedmaps": 0.5,
+        }
+    )
     files = render.render_sites(values, LAYOUT)
     assert sorted(files) == sorted(f"{s}.xml" for s in render.SITES)
     parsed = {name.removesuffix(".xml"): parse_xml(text) for name, text in files.items()}
@@ -150,18 +169,24 @@ def test_each_knob_once_in_its_file_with_the_base_settings() -> None:
 
 def test_values_are_xml_escaped() -> None:
     nasty = 'a<b>&"c"\'</value><name>x'
-    files = render.render_sites(complete(), LAYOUT,
-                                extra={"core-site": {"hadoop.proxyuser.t.hosts": nasty}})
+    files = render.render_sites(
+        complete(), LAYOUT, extra={"core-site": {"hadoop.proxyuser.t.hosts": nasty}}
+    )
     assert parse_xml(files["core-site.xml"])["hadoop.proxyuser.t.hosts"] == nasty
 
 
 def test_site_properties_may_not_set_knobs_or_unknown_files() -> None:
     with pytest.raises(ConfigError, match="is a knob"):
-        render.render_sites(complete(), LAYOUT, extra={"mapred-site": {
-            "mapreduce.task.io.sort.mb": 200}})
+        render.render_sites(
+            complete(), LAYOUT, extra={"mapred-site": {"mapreduce.task.io.sort.mb": 200}}
+        )
     with pytest.raises(ConfigError, match="unknown or unused"):
-        render.render_sites(complete(sites=render.HADOOP_SITES), LAYOUT, render.HADOOP_SITES,
-                            extra={"hive-site": {"x": 1}})
+        render.render_sites(
+            complete(sites=render.HADOOP_SITES),
+            LAYOUT,
+            render.HADOOP_SITES,
+            extra={"hive-site": {"x": 1}},
+        )
 
 
 def test_a_knob_of_an_unwritten_file_is_refused_not_dropped() -> None:
@@ -183,18 +208,24 @@ def test_workers_and_hadoop_env() -> None:
 
 # -- resource consistency -------------------------------------------------------------------------
 def test_containers_clamped_to_the_largest_container_and_sort_buffer_to_the_heap() -> None:
-    values = complete({"yarn.nodemanager.resource.memory-mb": 8192,
-                       "yarn.scheduler.maximum-allocation-mb": 20000,
-                       "mapreduce.map.memory.mb": 1024, "mapreduce.reduce.memory.mb": 4000,
-                       "yarn.app.mapreduce.am.resource.mb": 16000,
-                       "yarn.nodemanager.resource.cpu-vcores": 2,
-                       "mapreduce.map.cpu.vcores": 6, "dfs.replication": 3})
+    values = complete(
+        {
+            "yarn.nodemanager.resource.memory-mb": 8192,
+            "yarn.scheduler.maximum-allocation-mb": 20000,
+            "mapreduce.map.memory.mb": 1024,
+            "mapreduce.reduce.memory.mb": 4000,
+            "yarn.app.mapreduce.am.resource.mb": 16000,
+            "yarn.nodemanager.resource.cpu-vcores": 2,
+            "mapreduce.map.cpu.vcores": 6,
+            "dfs.replication": 3,
+        }
+    )
     values["mapreduce.task.io.sort.mb"] = 500  # beyond the catalogue's range: a user's widening
     fixed, changes = render.reconcile(values, datanodes=2)
     assert fixed["yarn.scheduler.maximum-allocation-mb"] == 8192
     assert fixed["yarn.app.mapreduce.am.resource.mb"] == 8192
-    assert fixed["mapreduce.reduce.memory.mb"] == 4000          # fits: untouched
-    assert fixed["mapreduce.task.io.sort.mb"] == 409            # 1024 * 0.8 / 2
+    assert fixed["mapreduce.reduce.memory.mb"] == 4000  # fits: untouched
+    assert fixed["mapreduce.task.io.sort.mb"] == 409  # 1024 * 0.8 / 2
     assert fixed["yarn.scheduler.maximum-allocation-vcores"] == 2
     assert fixed["mapreduce.map.cpu.vcores"] == 2
     assert fixed["dfs.replication"] == 2
@@ -217,10 +248,17 @@ def test_every_sampled_configuration_is_consistent_after_reconcile() -> None:
     for point in space.decode_many(np.random.default_rng(1).random((200, space.dim))):
         fixed, changed = render.reconcile(complete(point), datanodes=3)
         v: dict[str, Any] = dict(fixed)
-        largest = min(v["yarn.scheduler.maximum-allocation-mb"],
-                      v["yarn.nodemanager.resource.memory-mb"])
-        assert max(v["mapreduce.map.memory.mb"], v["mapreduce.reduce.memory.mb"],
-                   v["yarn.app.mapreduce.am.resource.mb"]) <= largest
+        largest = min(
+            v["yarn.scheduler.maximum-allocation-mb"], v["yarn.nodemanager.resource.memory-mb"]
+        )
+        assert (
+            max(
+                v["mapreduce.map.memory.mb"],
+                v["mapreduce.reduce.memory.mb"],
+                v["yarn.app.mapreduce.am.resource.mb"],
+            )
+            <= largest
+        )
         assert v["mapreduce.task.io.sort.mb"] <= v["mapreduce.map.memory.mb"] * 0.4
         assert v["mapreduce.map.cpu.vcores"] <= v["yarn.nodemanager.resource.cpu-vcores"]
         assert all(isinstance(v[k], int) and v[k] >= 1 for k in changed)  # whole limits
@@ -228,25 +266,49 @@ def test_every_sampled_configuration_is_consistent_after_reconcile() -> None:
 
 # -- commands -------------------------------------------------------------------------------------
 def test_command_builders() -> None:
-    assert commands.start_commands("/opt/hadoop") == [["/opt/hadoop/sbin/start-dfs.sh"],
-                                                      ["/opt/hadoop/sbin/start-yarn.sh"]]
-    assert commands.stop_commands("/opt/hadoop") == [["/opt/hadoop/sbin/stop-yarn.sh"],
-                                                     ["/opt/hadoop/sbin/stop-dfs.sh"]]
+    assert commands.start_commands("/opt/hadoop") == [
+        ["/opt/hadoop/sbin/start-dfs.sh"],
+        ["/opt/hadoop/sbin/start-yarn.sh"],
+    ]
+    assert commands.stop_commands("/opt/hadoop") == [
+        ["/opt/hadoop/sbin/stop-yarn.sh"],
+        ["/opt/hadoop/sbin/stop-dfs.sh"],
+    ]
     assert commands.safemode_wait("/opt/hadoop", "/d/conf") == [
-        "/opt/hadoop/bin/hdfs", "--config", "/d/conf", "dfsadmin", "-safemode", "wait"]
+        "/opt/hadoop/bin/hdfs",
+        "--config",
+        "/d/conf",
+        "dfsadmin",
+        "-safemode",
+        "wait",
+    ]
     assert commands.yarn_node_list("/opt/hadoop", "/d/conf")[-3:] == ["node", "-list", "-all"]
     assert commands.hadoop_env("/d/conf", "/usr/lib/jvm/j11") == {
-        "HADOOP_CONF_DIR": "/d/conf", "JAVA_HOME": "/usr/lib/jvm/j11"}
+        "HADOOP_CONF_DIR": "/d/conf",
+        "JAVA_HOME": "/usr/lib/jvm/j11",
+    }
     assert commands.hibench_prepare("/opt/HiBench", "sql", "join") == [
-        "/opt/HiBench/bin/workloads/sql/join/prepare/prepare.sh"]
+        "/opt/HiBench/bin/workloads/sql/join/prepare/prepare.sh"
+    ]
     assert commands.hibench_run("/opt/HiBench", "micro", "dfsioe", "run_write.sh") == [
-        "/opt/HiBench/bin/workloads/micro/dfsioe/hadoop/run_write.sh"]
+        "/opt/HiBench/bin/workloads/micro/dfsioe/hadoop/run_write.sh"
+    ]
     with pytest.raises(ValueError):
         commands.sbin("/opt/hadoop", "hadoop-daemon.sh")
 
 
-@pytest.mark.parametrize("path", ["/opt/hadoop; rm -rf /", "/opt/had oop", "opt/hadoop",
-                                  "/opt/$(id)", "/opt/a,b", "/opt/../etc", "/opt/x\nexport"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/opt/hadoop; rm -rf /",
+        "/opt/had oop",
+        "opt/hadoop",
+        "/opt/$(id)",
+        "/opt/a,b",
+        "/opt/../etc",
+        "/opt/x\nexport",
+    ],
+)
 def test_hostile_paths_never_reach_a_command(path: str) -> None:
     with pytest.raises(ConfigError, match="absolute path"):
         commands.safemode_wait(path, "/d/conf")
@@ -254,8 +316,9 @@ def test_hostile_paths_never_reach_a_command(path: str) -> None:
         commands.hibench_run(path, "sql", "join")
 
 
-@pytest.mark.parametrize("host", ["node1\nnode2", "a b", "-oProxyCommand=x", "node1;id",
-                                  "[::1]", "node1:8020", ""])
+@pytest.mark.parametrize(
+    "host", ["node1\nnode2", "a b", "-oProxyCommand=x", "node1;id", "[::1]", "node1:8020", ""]
+)
 def test_hostile_host_names_are_refused(host: str) -> None:
     with pytest.raises(ConfigError, match="host name"):
         render.Layout(host, ("10.0.0.12",), "/opt/hadoop", "/data/hadoop")
@@ -263,9 +326,15 @@ def test_hostile_host_names_are_refused(host: str) -> None:
         render.workers_file(["10.0.0.12", host])
 
 
-@pytest.mark.parametrize(("category", "name", "script"), [
-    ("sql", "../../etc", "run.sh"), ("sql;id", "join", "run.sh"),
-    ("sql", "join", "run.sh; id"), ("sql", "join", "../run.sh")])
+@pytest.mark.parametrize(
+    ("category", "name", "script"),
+    [
+        ("sql", "../../etc", "run.sh"),
+        ("sql;id", "join", "run.sh"),
+        ("sql", "join", "run.sh; id"),
+        ("sql", "join", "../run.sh"),
+    ],
+)
 def test_hostile_workload_names_are_refused(category: str, name: str, script: str) -> None:
     with pytest.raises(ConfigError):
         commands.hibench_run("/opt/HiBench", category, name, script)
@@ -274,13 +343,16 @@ def test_hostile_workload_names_are_refused(category: str, name: str, script: st
 def test_hibench_conf_files() -> None:
     text = hibench_hadoop_conf("/opt/hadoop", "/data/hadoop/conf", LAYOUT.default_fs)
     pairs = dict(line.split(None, 1) for line in text.splitlines() if not line.startswith("#"))
-    assert pairs == {"hibench.hadoop.home": "/opt/hadoop",
-                     "hibench.hadoop.executable": "/opt/hadoop/bin/hadoop",
-                     "hibench.hadoop.configure.dir": "/data/hadoop/conf",
-                     "hibench.hdfs.master": "hdfs://10.0.0.11:8020",
-                     "hibench.hadoop.release": "apache"}
-    ours = harness_conf("large", 12, 3, ["10.0.0.11"], ["10.0.0.12", "10.0.0.13"],
-                        hive_home="/opt/hive")
+    assert pairs == {
+        "hibench.hadoop.home": "/opt/hadoop",
+        "hibench.hadoop.executable": "/opt/hadoop/bin/hadoop",
+        "hibench.hadoop.configure.dir": "/data/hadoop/conf",
+        "hibench.hdfs.master": "hdfs://10.0.0.11:8020",
+        "hibench.hadoop.release": "apache",
+    }
+    ours = harness_conf(
+        "large", 12, 3, ["10.0.0.11"], ["10.0.0.12", "10.0.0.13"], hive_home="/opt/hive"
+    )
     pairs = dict(line.split(None, 1) for line in ours.splitlines() if not line.startswith("#"))
     assert pairs["hibench.scale.profile"] == "large"
     assert pairs["hibench.default.map.parallelism"] == "12"
@@ -296,11 +368,16 @@ def test_hibench_conf_files() -> None:
 # -- parsers --------------------------------------------------------------------------------------
 def test_hibench_report() -> None:
     rows = parse_hibench_report(fixture("hibench.report"))
-    assert [r.type for r in rows] == ["HadoopJoin", "HadoopPagerank", "HadoopDfsioe-write",
-                                      "HadoopJoin", "HadoopTerasort"]
+    assert [r.type for r in rows] == [
+        "HadoopJoin",
+        "HadoopPagerank",
+        "HadoopDfsioe-write",
+        "HadoopJoin",
+        "HadoopTerasort",
+    ]
     assert rows[0].duration_s == 65.362 and rows[0].input_bytes == 1922108460
     assert rows[2].throughput_bytes_s == 48735976 and rows[2].throughput_node_bytes_s == 16245325
-    assert rows[4].duration_s == 0.512                       # bc prints ".512"
+    assert rows[4].duration_s == 0.512  # bc prints ".512"
     assert parse_hibench_report("Type Date Time\ngarbage line\nHadoopJoin a b c d e\n") == []
 
 
@@ -324,7 +401,7 @@ def test_dfsio_results() -> None:
     assert first.aggregated_mb_s == pytest.approx(101.845, abs=1e-3)
     assert second.aggregated_mb_s is None and second.exec_time_s == 102.516
     cut = fixture("dfsioe_result_write.txt").split("Test exec time sec")[0]
-    assert parse_dfsio_results(cut) == []                     # an unfinished block is no result
+    assert parse_dfsio_results(cut) == []  # an unfinished block is no result
 
 
 def test_dfsadmin_report_and_safemode() -> None:
@@ -342,8 +419,10 @@ def test_dfsadmin_report_and_safemode() -> None:
 def test_yarn_node_list() -> None:
     nodes = parse_yarn_nodes(fixture("yarn_node_list.txt"))
     assert [(n.node_id, n.state, n.containers) for n in nodes] == [
-        ("node1:35827", "RUNNING", 0), ("node2:46859", "RUNNING", 0),
-        ("node3:39244", "RUNNING", 1)]
+        ("node1:35827", "RUNNING", 0),
+        ("node2:46859", "RUNNING", 0),
+        ("node3:39244", "RUNNING", 1),
+    ]
     states = [n.state for n in parse_yarn_nodes(fixture("yarn_node_list_unhealthy.txt"))]
     assert states == ["RUNNING", "UNHEALTHY", "RUNNING", "LOST"]
     assert parse_yarn_nodes("Retrying connect to server: node1/10.0.0.11:8032\n") == []
@@ -352,12 +431,14 @@ def test_yarn_node_list() -> None:
 def test_job_failures_in_hibench_output() -> None:
     assert job_failure(fixture("hive_join_ok_output.txt")) is None
     assert job_failure(fixture("hive_join_failed_output.txt")) == (
-        "FAILED: Execution Error, return code 2 from org.apache.hadoop.hive.ql.exec.mr.MapRedTask")
+        "FAILED: Execution Error, return code 2 from org.apache.hadoop.hive.ql.exec.mr.MapRedTask"
+    )
     failure = job_failure(fixture("terasort_failed_output.txt"))
     assert failure is not None and failure.startswith("Job job_1709634000000_0007 failed")
     coloured = "\x1b[1;31mERROR\x1b[0m: Hadoop job \x1b[1;33mx.jar sort\x1b[0m failed to run"
     assert job_failure(coloured + " successfully.") == (
-        "ERROR: Hadoop job x.jar sort failed to run successfully.")
+        "ERROR: Hadoop job x.jar sort failed to run successfully."
+    )
 
 
 # -- the lifecycle against stand-in installs ------------------------------------------------------
@@ -369,15 +450,16 @@ class Node(LocalExecutor):
 
 
 @pytest.fixture
-def standin(tmp_path_factory: pytest.TempPathFactory,
-            monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+def standin(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path]:
     """Copies of the stand-in installs (plain paths: check_path refuses pytest's brackets)."""
     base = tmp_path_factory.mktemp("hadoop")
     shutil.copytree(DATA / "standin", base / "inst")
     for script in (base / "inst").rglob("*"):
         if script.suffix == ".sh" or script.parent.name == "bin":
             script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    state = base / "state"          # the stand-ins' default: <base>/state
+    state = base / "state"  # the stand-ins' default: <base>/state
     state.mkdir()
     monkeypatch.delenv("STANDIN_STATE", raising=False)
     return base, state
@@ -392,10 +474,15 @@ def make(standin: tuple[Path, Path]) -> Make:
 
     def _make(cls: type = HiveHadoopSystem, nodes: int = 2, **kwargs: object) -> object:
         sut = tuple(Node(f"node{i}", f"127.0.0.{i}") for i in range(1, nodes + 1))
-        options = {"hadoop_home": str(base / "inst" / "hadoop"),
-                   "hibench_home": str(base / "inst" / "hibench"),
-                   "data_root": str(base / "data"), "poll_s": 0.05,
-                   "setup_start_timeout_s": 120, "cluster": Cluster(sut, sut[0]), **kwargs}
+        options = {
+            "hadoop_home": str(base / "inst" / "hadoop"),
+            "hibench_home": str(base / "inst" / "hibench"),
+            "data_root": str(base / "data"),
+            "poll_s": 0.05,
+            "setup_start_timeout_s": 120,
+            "cluster": Cluster(sut, sut[0]),
+            **kwargs,
+        }
         return cls(**options)
 
     return _make  # type: ignore[return-value]
@@ -411,29 +498,36 @@ def test_hive_session_lifecycle_on_standins(make: Make, standin: tuple[Path, Pat
     join = HiBenchWorkload("sql", "join", scale_profile="tiny")
     system.setup(base / "work", join)
     data = base / "data"
-    assert (data / "dfs/name/current/VERSION").exists()          # formatted once
-    assert (data / "conf/log4j.properties").exists()              # the install's files copied
+    assert (data / "dfs/name/current/VERSION").exists()  # formatted once
+    assert (data / "conf/log4j.properties").exists()  # the install's files copied
     assert "stand.in.user.setting" not in (data / "conf/core-site.xml").read_text()
     assert (data / "conf/workers").read_text() == "127.0.0.1\n127.0.0.2\n"
     assert "HADOOP_LOG_DIR=" in (data / "conf/hadoop-env.sh").read_text()
     assert "/PATH/TO/YOUR" not in (data / "hibench-conf/hadoop.conf").read_text()
     assert (data / "hibench-conf/hibench.conf").exists()
     log = calls(state)
-    assert log.index("hdfs namenode -format -nonInteractive") < log.index(
-        f"start-dfs {data}/conf") < log.index(f"start-yarn {data}/conf")
+    assert (
+        log.index("hdfs namenode -format -nonInteractive")
+        < log.index(f"start-dfs {data}/conf")
+        < log.index(f"start-yarn {data}/conf")
+    )
     assert "prepare join tiny hdfs://127.0.0.1:8020" in log
 
     objective = Objective.for_workload(join.metrics)
     config = {**system.space.default(), "mapreduce.job.reduces": 7}
     observation = run_test(system, join, objective, config, trial=1, start_timeout_s=120)
     assert observation.status is Status.SUCCEEDED, observation.message
-    assert observation.metrics == {"duration_s": 58.417, "throughput_bytes_s": 32903168,
-                                   "throughput_node_bytes_s": 10967722}
+    assert observation.metrics == {
+        "duration_s": 58.417,
+        "throughput_bytes_s": 32903168,
+        "throughput_node_bytes_s": 10967722,
+    }
     mapred = parse_xml((data / "conf/mapred-site.xml").read_text())
     assert mapred["mapreduce.job.reduces"] == "7"
-    assert parse_xml((data / "hive-conf/hive-site.xml").read_text())["hive.execution.engine"] \
-        == "mr"
-    assert "run join tiny maps=2 reduces=7" in calls(state)       # HiBench follows the knobs
+    assert (
+        parse_xml((data / "hive-conf/hive-site.xml").read_text())["hive.execution.engine"] == "mr"
+    )
+    assert "run join tiny maps=2 reduces=7" in calls(state)  # HiBench follows the knobs
     tail = calls(state)[-4:]
     assert tail[-2:] == [f"stop-yarn {data}/conf", f"stop-dfs {data}/conf"]
     system.teardown()
@@ -453,7 +547,7 @@ def test_workload_failures_become_failed_tests(make: Make, standin: tuple[Path, 
     (state / "join_exit").write_text("2")
     with pytest.raises(WorkloadError, match="exited 2") as info:
         join.run(system, 120)
-    assert "Cannot initialize Cluster" in info.value.output_tail      # bench.log's tail
+    assert "Cannot initialize Cluster" in info.value.output_tail  # bench.log's tail
     (state / "join_exit").unlink()
     (state / "join_no_report").touch()
     with pytest.raises(WorkloadError, match="no new HadoopJoin line"):
@@ -464,16 +558,18 @@ def test_workload_failures_become_failed_tests(make: Make, standin: tuple[Path, 
     system.stop()
 
 
-def test_daemon_that_will_not_start_is_a_crash_with_its_log(make: Make,
-                                                            standin: tuple[Path, Path]) -> None:
+def test_daemon_that_will_not_start_is_a_crash_with_its_log(
+    make: Make, standin: tuple[Path, Path]
+) -> None:
     base, state = standin
     system = make()
     join = HiBenchWorkload("sql", "join", scale_profile="tiny")
     system.setup(base / "work", join)
     (state / "namenode_fails").touch()
     objective = Objective.for_workload(join.metrics)
-    observation = run_test(system, join, objective, system.space.default(), trial=1,
-                           start_timeout_s=120)
+    observation = run_test(
+        system, join, objective, system.space.default(), trial=1, start_timeout_s=120
+    )
     assert observation.status is Status.CRASHED
     assert "start-dfs.sh exited 1 on node1" in observation.message
     assert "BindException" in observation.extra["log_tail"]
@@ -489,8 +585,9 @@ def test_daemon_that_will_not_start_is_a_crash_with_its_log(make: Make,
     system.teardown()
 
 
-def test_reject_policy_crashes_the_test_without_starting(make: Make,
-                                                         standin: tuple[Path, Path]) -> None:
+def test_reject_policy_crashes_the_test_without_starting(
+    make: Make, standin: tuple[Path, Path]
+) -> None:
     base, state = standin
     system = make(memory_policy="reject")
     join = HiBenchWorkload("sql", "join", scale_profile="tiny")
@@ -508,11 +605,12 @@ def test_hdfs_dfsio_on_standins(make: Make, standin: tuple[Path, Path]) -> None:
     system = make(HDFSYarnSystem, nodes=3)
     dfsio = DFSIOWorkload("write", scale_profile="tiny")
     system.setup(base / "work", dfsio)
-    assert dfsio.run_script == "run-write.sh"                    # found the release's name
+    assert dfsio.run_script == "run-write.sh"  # found the release's name
     assert not (base / "data/hive-conf").exists()
     system.apply({"dfs.blocksize": 64, "dfs.replication": 3})
     assert parse_xml((base / "data/conf/hdfs-site.xml").read_text())["dfs.blocksize"] == str(
-        64 * 2**20)
+        64 * 2**20
+    )
     system.start(120)
     (state / "dfsio_exec_s").write_text("64")
     metrics = dfsio.run(system, 120)
@@ -525,23 +623,31 @@ def test_hdfs_dfsio_on_standins(make: Make, standin: tuple[Path, Path]) -> None:
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_hive_lifecycle_over_ssh_on_standins(private_sshd: PrivateSSHD, make: Make,
-                                             standin: tuple[Path, Path]) -> None:
+def test_hive_lifecycle_over_ssh_on_standins(
+    private_sshd: PrivateSSHD, make: Make, standin: tuple[Path, Path]
+) -> None:
     """The same lifecycle through the SSH executor and a real private sshd on 127.0.0.1:
     env passing, remote file writes and reads, remote command quoting."""
     from harness.remote import Host
     from harness.remote.ssh import SSHExecutor
 
     base, state = standin
-    nodes = tuple(SSHExecutor(Host.from_mapping(private_sshd.host(name=f"node{i}"), {}))
-                  for i in (1, 2))
+    nodes = tuple(
+        SSHExecutor(Host.from_mapping(private_sshd.host(name=f"node{i}"), {})) for i in (1, 2)
+    )
     try:
         system = make(cluster=Cluster(nodes, nodes[0]))
         join = HiBenchWorkload("sql", "join", scale_profile="tiny")
         system.setup(base / "work", join)
         assert (base / "data/conf/workers").read_text() == "127.0.0.1\n"  # one address
-        observation = run_test(system, join, Objective.for_workload(join.metrics),
-                               system.space.default(), trial=1, start_timeout_s=120)
+        observation = run_test(
+            system,
+            join,
+            Objective.for_workload(join.metrics),
+            system.space.default(),
+            trial=1,
+            start_timeout_s=120,
+        )
         assert observation.status is Status.SUCCEEDED, observation.message
         assert observation.metrics["duration_s"] == 58.417
         assert "run join tiny maps=2 reduces=1" in calls(state)
@@ -551,14 +657,15 @@ def test_hive_lifecycle_over_ssh_on_standins(private_sshd: PrivateSSHD, make: Ma
             node.close()
 
 
-def test_missing_installs_name_host_and_config_key(make: Make,
-                                                   standin: tuple[Path, Path]) -> None:
+def test_missing_installs_name_host_and_config_key(make: Make, standin: tuple[Path, Path]) -> None:
     base, _ = standin
     join = HiBenchWorkload("sql", "join", scale_profile="tiny")
-    cases = [({"hadoop_home": "/nonexistent/hadoop"}, "system.adapter.hadoop_home"),
-             ({"hibench_home": "/nonexistent/HiBench"}, "system.adapter.hibench_home"),
-             ({"hive_home": "/nonexistent/hive"}, "system.adapter.hive_home"),
-             ({"java_home": "/nonexistent/jdk"}, "system.adapter.java_home")]
+    cases = [
+        ({"hadoop_home": "/nonexistent/hadoop"}, "system.adapter.hadoop_home"),
+        ({"hibench_home": "/nonexistent/HiBench"}, "system.adapter.hibench_home"),
+        ({"hive_home": "/nonexistent/hive"}, "system.adapter.hive_home"),
+        ({"java_home": "/nonexistent/jdk"}, "system.adapter.java_home"),
+    ]
     for kwargs, key in cases:
         with pytest.raises(ConfigError, match=rf"not found on host node1: set {key}"):
             make(**kwargs).setup(base / "work", join)
@@ -579,8 +686,7 @@ def test_the_session_builder_hands_over_the_cluster(cls: type) -> None:
     from harness.remote.connect import adapter_kwargs
 
     cluster = Cluster.local()
-    assert adapter_kwargs("x", f"{cls.__module__}.{cls.__name__}", cluster) == {
-        "cluster": cluster}
+    assert adapter_kwargs("x", f"{cls.__module__}.{cls.__name__}", cluster) == {"cluster": cluster}
     assert cls(cluster=cluster).cluster is cluster
 
 
@@ -595,9 +701,13 @@ def test_hdfs_system_refuses_hive_knobs() -> None:
 Compose = Callable[..., DictConfig]
 
 
-@pytest.mark.parametrize(("system", "workloads", "default"), [
-    ("hive", {"join", "pagerank", "kmeans", "terasort"}, "join"),
-    ("hdfs", {"dfsio", "dfsio_read", "terasort"}, "dfsio")])
+@pytest.mark.parametrize(
+    ("system", "workloads", "default"),
+    [
+        ("hive", {"join", "pagerank", "kmeans", "terasort"}, "join"),
+        ("hdfs", {"dfsio", "dfsio_read", "terasort"}, "dfsio"),
+    ],
+)
 def test_compose(compose_cfg: Compose, system: str, workloads: set[str], default: str) -> None:
     cfg = compose_cfg(f"system={system}")
     assert set(cfg.system.workloads) == workloads and cfg.system.default_workload == default
@@ -607,9 +717,11 @@ def test_compose(compose_cfg: Compose, system: str, workloads: set[str], default
     assert adapter.kind == "remote" and adapter.name == system
     workload = make_workload(cfg, system)
     assert workload.name == default
-    cfg30 = compose_cfg(f"system={system}", "system.adapter.knob_set=" +
-                        ("30" if system == "hive" else "hdfs_yarn"),
-                        "system.adapter.hadoop_home=/srv/hadoop-3.3.6")
+    cfg30 = compose_cfg(
+        f"system={system}",
+        "system.adapter.knob_set=" + ("30" if system == "hive" else "hdfs_yarn"),
+        "system.adapter.hadoop_home=/srv/hadoop-3.3.6",
+    )
     adapter = instantiate(cfg30.system.adapter)
     assert adapter.space.dim == (30 if system == "hive" else 20)
     assert adapter.hadoop_home == "/srv/hadoop-3.3.6"

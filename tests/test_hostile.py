@@ -41,12 +41,17 @@ def _one_line_error(done: subprocess.CompletedProcess[str], text: str) -> None:
 # -- names are names ------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["{victim}", "../sessions/x", "a/b", ".hidden", "..", "x y"])
 def test_a_session_name_that_is_a_path_is_refused_and_nothing_is_deleted(
-        tmp_path: Path, name: str) -> None:
+    tmp_path: Path, name: str
+) -> None:
     victim = tmp_path / "precious"
     victim.mkdir()
     (victim / "thesis.tex").write_text("years of work")
-    done = run_harness(tmp_path / "results", "system=synthetic10", "budget=3",
-                       f"session.name={name.format(victim=victim)}")
+    done = run_harness(
+        tmp_path / "results",
+        "system=synthetic10",
+        "budget=3",
+        f"session.name={name.format(victim=victim)}",
+    )
     _one_line_error(done, "is not a plain name")
     assert (victim / "thesis.tex").read_text() == "years of work"
     assert not (tmp_path / "results" / "sessions").exists()
@@ -70,8 +75,9 @@ def test_a_finished_session_removes_only_the_work_folder_it_created(tmp_path: Pa
 
 def test_session_and_store_files_are_private(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    done = run_harness(results, "system=synthetic10", "budget=3", "session.name=p",
-                       "session.keep_workdir=true")
+    done = run_harness(
+        results, "system=synthetic10", "budget=3", "session.name=p", "session.keep_workdir=true"
+    )
     assert done.returncode == 0, done.stderr
     session = results / "sessions" / "p"
     assert session.stat().st_mode & 0o077 == 0
@@ -110,13 +116,20 @@ _KILL_AT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize(("call", "count"), [("fsync", 1), ("replace", 1), ("fsync", 2),
-                                             ("fchmod", 1)])
-def test_a_kill_at_any_step_of_the_store_repair_loses_nothing(tmp_path: Path, call: str,
-                                                              count: int) -> None:
+@pytest.mark.parametrize(
+    ("call", "count"), [("fsync", 1), ("replace", 1), ("fsync", 2), ("fchmod", 1)]
+)
+def test_a_kill_at_any_step_of_the_store_repair_loses_nothing(
+    tmp_path: Path, call: str, count: int
+) -> None:
     path = _store_with_torn_tail(tmp_path / "s")
-    killed = subprocess.run([sys.executable, "-c", _KILL_AT, str(path.parent), call,
-                             str(count)], cwd=ROOT, capture_output=True, text=True, check=False)
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILL_AT, str(path.parent), call, str(count)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     trials = [o.trial for o in SampleStore(path.parent).load()]
     assert trials == [0, 1, 2, 3, 4]
@@ -125,13 +138,30 @@ def test_a_kill_at_any_step_of_the_store_repair_loses_nothing(tmp_path: Path, ca
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace not installed")
 @pytest.mark.parametrize("syscalls", ["fsync", "rename,renameat,renameat2"])
-def test_a_kill_injected_by_strace_during_the_repair_loses_nothing(tmp_path: Path,
-                                                                   syscalls: str) -> None:
+def test_a_kill_injected_by_strace_during_the_repair_loses_nothing(
+    tmp_path: Path, syscalls: str
+) -> None:
     path = _store_with_torn_tail(tmp_path / "s")
     code = f"from harness.store import SampleStore; SampleStore({str(path.parent)!r}).load()"
-    killed = subprocess.run(["strace", "-f", "-o", "/dev/null", "-e", f"trace={syscalls}",
-                             "-e", f"inject={syscalls}:signal=KILL", sys.executable, "-c", code],
-                            cwd=ROOT, capture_output=True, text=True, check=False)
+    killed = subprocess.run(
+        [
+            "strace",
+            "-f",
+            "-o",
+            "/dev/null",
+            "-e",
+            f"trace={syscalls}",
+            "-e",
+            f"inject={syscalls}:signal=KILL",
+            sys.executable,
+            "-c",
+            code,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert killed.returncode != 0, "strace should have killed the repair"
     assert [o.trial for o in SampleStore(path.parent).load()] == [0, 1, 2, 3, 4]
 
@@ -170,8 +200,13 @@ def test_sigint_inherited_as_ignored_still_stops_the_session(tmp_path: Path) -> 
     results = tmp_path / "results"
     session = results / "sessions" / "bg"
     # what `cmd &` in a script does to its children: SIGINT ignored
-    proc = start_harness(results, *SLOW_SYNTHETIC, "budget=300", "session.name=bg",
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    proc = start_harness(
+        results,
+        *SLOW_SYNTHETIC,
+        "budget=300",
+        "session.name=bg",
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     wait_for(lambda: stored_lines(session) >= 3, what="three tests")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -182,7 +217,8 @@ def test_sigint_inherited_as_ignored_still_stops_the_session(tmp_path: Path) -> 
 
 
 def test_sigterm_is_an_interruption_and_a_second_one_does_not_skip_the_cleanup(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     results = tmp_path / "results"
     session = results / "sessions" / "term"
     proc = start_harness(results, *SLOW_SYNTHETIC, "budget=300", "session.name=term")
@@ -196,23 +232,42 @@ def test_sigterm_is_an_interruption_and_a_second_one_does_not_skip_the_cleanup(
 
 
 def test_an_objective_that_fails_on_every_test_aborts_with_exit_1(tmp_path: Path) -> None:
-    done = run_harness(tmp_path / "results", "system=synthetic10", "budget=50",
-                       'objective.utility="throughput / (throughput - throughput)"')
+    done = run_harness(
+        tmp_path / "results",
+        "system=synthetic10",
+        "budget=50",
+        'objective.utility="throughput / (throughput - throughput)"',
+    )
     assert done.returncode == 1, done.stderr
     assert "the default configuration FAILED its workload" in done.stdout
     assert "tests: 1 " in done.stdout  # not the whole budget burnt
 
 
 def test_ctrl_c_on_a_parallel_sweep_stops_every_session_without_a_traceback(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
     results = tmp_path / "results"
-    proc = start_harness(results, "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
-                         *SLOW_SYNTHETIC, "budget=300", "seed=0,1", start_new_session=True)
+    proc = start_harness(
+        results,
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        *SLOW_SYNTHETIC,
+        "budget=300",
+        "seed=0,1",
+        start_new_session=True,
+    )
     sessions = results / "sessions"
-    wait_for(lambda: sessions.exists() and len(list(sessions.iterdir())) == 2
-             and all(stored_lines(s) >= 2 for s in sessions.iterdir()), timeout_s=180,
-             what="both sweep jobs to run tests")
+    wait_for(
+        lambda: (
+            sessions.exists()
+            and len(list(sessions.iterdir())) == 2
+            and all(stored_lines(s) >= 2 for s in sessions.iterdir())
+        ),
+        timeout_s=180,
+        what="both sweep jobs to run tests",
+    )
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err[-2000:])
@@ -222,22 +277,25 @@ def test_ctrl_c_on_a_parallel_sweep_stops_every_session_without_a_traceback(
 
 
 # -- settings that used to give a traceback or pass silently ----------------------------------
-@pytest.mark.parametrize(("args", "message"), [
-    (("seed=-1",), "seed must be 0 or more"),
-    (("+system.ranges.buffer_pool_mb.max=abc",), "max must be a finite number, got 'abc'"),
-    (("+system.ranges.buffer_pool_mb.max=inf",), "max must be a finite number, got inf"),
-    (("+misspelled=1",), "unknown setting(s) misspelled"),
-    (("+session.defualt_every=5",), "unknown setting(s) session.defualt_every"),
-    (("+tuner.foo=1",), "tuner 'lhs' has no option(s) foo"),
-    (("session.min_timeout_s=0",), "session.min_timeout_s must be a positive number"),
-    (("session.start_timeout_s=-5",), "session.start_timeout_s must be a positive number"),
-    (("session.first_timeout_s=inf",), "session.first_timeout_s must be a positive number"),
-    (("session.timeout_factor=inf",), "session.timeout_factor must exceed 1"),
-])
-def test_bad_settings_get_one_line_before_any_test(tmp_path: Path, args: tuple[str, ...],
-                                                   message: str) -> None:
-    done = run_harness(tmp_path / "results", "system=synthetic10", "tuner=lhs", "budget=3",
-                       *args)
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("seed=-1",), "seed must be 0 or more"),
+        (("+system.ranges.buffer_pool_mb.max=abc",), "max must be a finite number, got 'abc'"),
+        (("+system.ranges.buffer_pool_mb.max=inf",), "max must be a finite number, got inf"),
+        (("+misspelled=1",), "unknown setting(s) misspelled"),
+        (("+session.defualt_every=5",), "unknown setting(s) session.defualt_every"),
+        (("+tuner.foo=1",), "tuner 'lhs' has no option(s) foo"),
+        (("session.min_timeout_s=0",), "session.min_timeout_s must be a positive number"),
+        (("session.start_timeout_s=-5",), "session.start_timeout_s must be a positive number"),
+        (("session.first_timeout_s=inf",), "session.first_timeout_s must be a positive number"),
+        (("session.timeout_factor=inf",), "session.timeout_factor must exceed 1"),
+    ],
+)
+def test_bad_settings_get_one_line_before_any_test(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    done = run_harness(tmp_path / "results", "system=synthetic10", "tuner=lhs", "budget=3", *args)
     _one_line_error(done, message)
     assert not (tmp_path / "results" / "sessions").exists()
 
@@ -249,17 +307,20 @@ def test_unwritable_results_folder_gets_one_line(tmp_path: Path) -> None:
     _one_line_error(done, "is not writable")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("tuner=random",), "`tuner=random` cannot change on resume"),
-    (("system=synthetic30",), "`system=synthetic30` cannot change on resume"),
-    (("seed=3",), "`seed=3` cannot change on resume"),
-    (("budget=3",), "budget=3 is below this session's budget 6"),
-])
-def test_resume_refuses_what_it_cannot_honour(tmp_path: Path, args: tuple[str, ...],
-                                              message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("tuner=random",), "`tuner=random` cannot change on resume"),
+        (("system=synthetic30",), "`system=synthetic30` cannot change on resume"),
+        (("seed=3",), "`seed=3` cannot change on resume"),
+        (("budget=3",), "budget=3 is below this session's budget 6"),
+    ],
+)
+def test_resume_refuses_what_it_cannot_honour(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
     results = tmp_path / "results"
-    done = run_harness(results, "system=synthetic10", "tuner=lhs", "budget=6",
-                       "session.name=r")
+    done = run_harness(results, "system=synthetic10", "tuner=lhs", "budget=6", "session.name=r")
     assert done.returncode == 0
     meta = (results / "sessions" / "r" / "session.json").read_text()
     again = run_harness(results, f"resume={results / 'sessions' / 'r'}", *args)
@@ -276,8 +337,12 @@ def small_disk(tmp_path: Path) -> object:
     """A 2 MiB tmpfs (root only; skipped where mounting is not allowed)."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
-                          capture_output=True, text=True, check=False)
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if made.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
     yield mount
@@ -340,7 +405,8 @@ def test_the_lock_is_released_and_reacquirable(tmp_path: Path) -> None:
 # -- a host lost in the middle of a command ---------------------------------------------------
 @pytest.mark.integration
 def test_a_connection_lost_mid_command_is_host_unreachable_not_a_crash(
-        private_sshd: PrivateSSHD) -> None:
+    private_sshd: PrivateSSHD,
+) -> None:
     from harness.errors import ExecutorError, HostUnreachable
     from harness.remote.inventory import Inventory
     from harness.remote.ssh import SSHExecutor
@@ -389,8 +455,9 @@ def _pids_running(command: str) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if (entry / "cmdline").read_bytes().replace(b"\0", b" ").strip() == \
-                        command.encode():
+                if (entry / "cmdline").read_bytes().replace(
+                    b"\0", b" "
+                ).strip() == command.encode():
                     found.append(int(entry.name))
             except OSError:
                 continue
@@ -400,15 +467,23 @@ def _pids_running(command: str) -> list[int]:
 @pytest.mark.integration
 @pytest.mark.slow
 def test_a_resumed_remote_session_removes_its_folder_on_the_host(
-        private_sshd: PrivateSSHD, tmp_path: Path) -> None:
+    private_sshd: PrivateSSHD, tmp_path: Path
+) -> None:
     if not Path("/usr/lib/postgresql").exists():
         pytest.skip("postgresql is not installed")
     results = tmp_path / "results"
     session = results / "sessions" / "remote-resume"
     remote = Path("/tmp/harness-remote/remote-resume")  # conf/hosts/loopback.yaml's workdir
-    args = ("system=postgres", "workload=pgbench", "workload.duration_s=2", "tuner=lhs",
-            "budget=3", "hosts=loopback", "session.name=remote-resume",
-            "system.workloads.pgbench.scale=1")
+    args = (
+        "system=postgres",
+        "workload=pgbench",
+        "workload.duration_s=2",
+        "tuner=lhs",
+        "budget=3",
+        "hosts=loopback",
+        "session.name=remote-resume",
+        "system.workloads.pgbench.scale=1",
+    )
     env = {**os.environ, **private_sshd.env()}
     proc = start_harness(results, *args, env=env)
     wait_for(lambda: stored_lines(session) >= 1, timeout_s=300, what="the first remote test")
@@ -423,11 +498,16 @@ def test_a_resumed_remote_session_removes_its_folder_on_the_host(
 
 
 def test_a_disk_full_at_the_end_keeps_every_test_and_says_so(
-        small_disk: Path, compose_cfg: object) -> None:
+    small_disk: Path, compose_cfg: object
+) -> None:
     from harness.build import build_session
 
-    cfg = compose_cfg("system=synthetic10", "tuner=lhs", "budget=4",  # type: ignore[operator]
-                      f"results_dir={small_disk / 'results'}")
+    cfg = compose_cfg(
+        "system=synthetic10",
+        "tuner=lhs",
+        "budget=4",  # type: ignore[operator]
+        f"results_dir={small_disk / 'results'}",
+    )
     session = build_session(cfg)
     append = session.store.append
 
@@ -450,8 +530,13 @@ def test_credentials_in_the_tracking_uri_are_never_written_or_printed(tmp_path: 
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     results = tmp_path / "results"
-    done = run_harness(results, "system=synthetic10", "budget=3",
-                       f"tracking.uri=http://alice:s3cr3t-pw@127.0.0.1:{port}", timeout_s=120)
+    done = run_harness(
+        results,
+        "system=synthetic10",
+        "budget=3",
+        f"tracking.uri=http://alice:s3cr3t-pw@127.0.0.1:{port}",
+        timeout_s=120,
+    )
     _one_line_error(done, "cannot open the MLflow tracking store http://127.0.0.1")
     assert "s3cr3t-pw" not in done.stdout + done.stderr
     for path in results.rglob("*"):

@@ -34,7 +34,7 @@ NEEDS_PG = pytest.mark.skipif(not HAVE_PG, reason="postgresql not installed")
 NEEDS_MARIADB = pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server not installed")
 NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (runs clients as nobody)")
 #: Quotes, a comment sign, spaces and a backslash: every one must survive my.cnf verbatim.
-HOSTILE_DIR = "it's a \"dir\" #not-a-comment \\ x"
+HOSTILE_DIR = 'it\'s a "dir" #not-a-comment \\ x'
 #: What postgresql.conf must carry verbatim (pg_ctl's shell rules out ", $, ` and \\).
 HOSTILE_PG_DIR = "it's a #not-a-comment dir"
 
@@ -91,10 +91,17 @@ def pg_workdir(hostile_base: Path) -> Path:
     return _folder(hostile_base, HOSTILE_PG_DIR)
 
 
-def _as_nobody(*command: str,
-               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["runuser", "-u", "nobody", "--", *command], capture_output=True,
-                          text=True, timeout=30, check=False, env={**os.environ, **(env or {})})
+def _as_nobody(
+    *command: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["runuser", "-u", "nobody", "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
 
 
 # -- the escaping, against the real parsers ---------------------------------------------------
@@ -117,8 +124,9 @@ def test_postgres_reads_hostile_values_back_verbatim(pg_workdir: Path) -> None:
         assert str(system.instance).startswith(str(pg_workdir))  # not a temp fallback
         # (cluster_name keeps at most 63 bytes)
         hostile = "a' ; listen_addresses='*' # \\' port=1 \\"
-        system.executor.write_text(system.tuning_path,
-                                   f"cluster_name = {pg_string(hostile, 'cluster_name')}\n")
+        system.executor.write_text(
+            system.tuning_path, f"cluster_name = {pg_string(hostile, 'cluster_name')}\n"
+        )
         system.start(60)
         assert system.psql("SHOW cluster_name") == hostile
         assert system.psql("SHOW listen_addresses") == "127.0.0.1"
@@ -156,8 +164,19 @@ def test_a_local_user_cannot_log_in_to_the_private_postgres(pg_workdir: Path) ->
     try:
         system.setup(pg_workdir, Probe())
         system.start(60)
-        psql = [system.bin["psql"], "-X", "-w", "-p", str(system.port), "-U", "postgres",
-                "-d", "postgres", "-c", "SELECT 1"]
+        psql = [
+            system.bin["psql"],
+            "-X",
+            "-w",
+            "-p",
+            str(system.port),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-c",
+            "SELECT 1",
+        ]
         no_password = _as_nobody(*psql, "-h", "127.0.0.1")
         assert no_password.returncode != 0 and "password" in no_password.stderr
         wrong = _as_nobody(*psql, "-h", "127.0.0.1", env={"PGPASSWORD": "postgres"})
@@ -184,18 +203,34 @@ def test_the_private_mariadb_has_no_password_less_account(hostile_workdir: Path)
     try:
         system.setup(hostile_workdir, Probe())
         system.start(60)
-        accounts = sorted(system.sql("SELECT CONCAT(user, '@', host) FROM mysql.user")
-                          .splitlines())
+        accounts = sorted(
+            system.sql("SELECT CONCAT(user, '@', host) FROM mysql.user").splitlines()
+        )
         assert accounts == ["bench@127.0.0.1", "mariadb.sys@localhost", "root@localhost"]
-        client = [system.bin["client"], "--no-defaults", "-h", "127.0.0.1", "-P",
-                  str(system.port), "-N", "-e", "SELECT 1"]
+        client = [
+            system.bin["client"],
+            "--no-defaults",
+            "-h",
+            "127.0.0.1",
+            "-P",
+            str(system.port),
+            "-N",
+            "-e",
+            "SELECT 1",
+        ]
         for user in ("root", "bench", "mysql", ""):
             denied = _as_nobody(*client, f"-u{user}" if user else "-uanyone")
             assert denied.returncode != 0 and "Access denied" in denied.stderr, (user, denied)
         guessed = _as_nobody(*client, "-ubench", "-pbench")
         assert guessed.returncode != 0
-        socket = _as_nobody(system.bin["client"], "--no-defaults",
-                            f"--socket={system.socket_path}", "-uroot", "-e", "SELECT 1")
+        socket = _as_nobody(
+            system.bin["client"],
+            "--no-defaults",
+            f"--socket={system.socket_path}",
+            "-uroot",
+            "-e",
+            "SELECT 1",
+        )
         assert socket.returncode != 0
         right = _as_nobody(*client, "-ubench", f"-p{system.secret}")
         assert right.returncode == 0, right.stderr
@@ -206,8 +241,7 @@ def test_the_private_mariadb_has_no_password_less_account(hostile_workdir: Path)
 # -- processes never outlive a test ------------------------------------------------------------
 @pytest.mark.integration
 @NEEDS_PG
-def test_a_sigstopped_postgres_is_killed_and_the_next_test_is_not_blamed(
-        pg_workdir: Path) -> None:
+def test_a_sigstopped_postgres_is_killed_and_the_next_test_is_not_blamed(pg_workdir: Path) -> None:
     from systems.postgres import PostgresSystem
 
     system = PostgresSystem(stop_timeout_s=3)
@@ -250,12 +284,22 @@ def test_a_sigstopped_mariadb_is_killed(hostile_workdir: Path) -> None:
 def test_sigterm_during_setup_stops_postgres_and_records_the_status(tmp_path: Path) -> None:
     results = tmp_path / "results"
     session = results / "sessions" / "setup-term"
-    proc = start_harness(results, "system=postgres", "workload=pgbench", "tuner=lhs",
-                         "budget=3", "session.name=setup-term", "workload.duration_s=2")
+    proc = start_harness(
+        results,
+        "system=postgres",
+        "workload=pgbench",
+        "tuner=lhs",
+        "budget=3",
+        "session.name=setup-term",
+        "workload.duration_s=2",
+    )
     try:
         # the server is up and the workload is loading its data: setup, no test yet
-        wait_for(lambda: any("postgres" in cmd for _, cmd in processes_of("setup-term")),
-                 timeout_s=120, what="the private postgres to start")
+        wait_for(
+            lambda: any("postgres" in cmd for _, cmd in processes_of("setup-term")),
+            timeout_s=120,
+            what="the private postgres to start",
+        )
         assert not (session / "observations.jsonl").exists()
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
@@ -274,9 +318,16 @@ def test_sigterm_during_setup_stops_postgres_and_records_the_status(tmp_path: Pa
 @NEEDS_PG
 def test_a_finished_postgres_session_leaves_no_process(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    done = run_harness(results, "system=postgres", "workload=pgbench", "tuner=lhs", "budget=2",
-                       "session.name=pg-clean", "workload.duration_s=2",
-                       "system.workloads.pgbench.scale=1")
+    done = run_harness(
+        results,
+        "system=postgres",
+        "workload=pgbench",
+        "tuner=lhs",
+        "budget=2",
+        "session.name=pg-clean",
+        "workload.duration_s=2",
+        "system.workloads.pgbench.scale=1",
+    )
     assert done.returncode == 0, done.stderr
     leftovers = processes_of("pg-clean")
     kill_all(leftovers)

@@ -28,21 +28,39 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize(("system", "workload", "metric"), [
-    ("spark", "wordcount", "job_duration_s"),
-    ("mapreduce", "join", "job_duration_s"),
-])
-def test_session_over_ssh(private_sshd: PrivateSSHD, tmp_path: Path, system: str,
-                          workload: str, metric: str) -> None:
+@pytest.mark.parametrize(
+    ("system", "workload", "metric"),
+    [
+        ("spark", "wordcount", "job_duration_s"),
+        ("mapreduce", "join", "job_duration_s"),
+    ],
+)
+def test_session_over_ssh(
+    private_sshd: PrivateSSHD, tmp_path: Path, system: str, workload: str, metric: str
+) -> None:
     remote = tmp_path / "remote"
-    args = [f"system={system}", f"workload={workload}", "hosts=loopback",
-            f"hosts.common.workdir={remote}", f"system.workloads.{workload}.scale=0.05",
-            "tuner=lhs", "budget=2", "session.progress=false", "tracking=none",
-            "session.keep_workdir=true", f"session.name=remote-{system}",
-            f"results_dir={tmp_path / 'results'}"]
-    done = subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT,
-                          env={**os.environ, **private_sshd.env()}, capture_output=True,
-                          text=True, timeout=900)
+    args = [
+        f"system={system}",
+        f"workload={workload}",
+        "hosts=loopback",
+        f"hosts.common.workdir={remote}",
+        f"system.workloads.{workload}.scale=0.05",
+        "tuner=lhs",
+        "budget=2",
+        "session.progress=false",
+        "tracking=none",
+        "session.keep_workdir=true",
+        f"session.name=remote-{system}",
+        f"results_dir={tmp_path / 'results'}",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=ROOT,
+        env={**os.environ, **private_sshd.env()},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     samples = tmp_path / "results" / "sessions" / f"remote-{system}" / "samples.csv"
     with samples.open() as handle:

@@ -34,9 +34,14 @@ def mapreduce(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unty
 
 def test_job_chain_runs_with_tuned_knobs(mapreduce) -> None:  # type: ignore[no-untyped-def]
     system, workload = mapreduce
-    config = dict(system.space.default(), **{"mapreduce.job.reduces": 2,
-                                             "mapreduce.local.reduce.tasks.maximum": 2,
-                                             "mapreduce.map.output.compress": True})
+    config = dict(
+        system.space.default(),
+        **{
+            "mapreduce.job.reduces": 2,
+            "mapreduce.local.reduce.tasks.maximum": 2,
+            "mapreduce.map.output.compress": True,
+        },
+    )
     obs = run_test(system, workload, OBJECTIVE, config, 0)
     assert obs.status is Status.SUCCEEDED, (obs.message, obs.extra)
     assert 0 < obs.metrics["job_duration_s"] < obs.metrics["total_wall_s"]
@@ -62,5 +67,4 @@ def test_budget_3_lhs_session(mapreduce) -> None:  # type: ignore[no-untyped-def
     system, workload = mapreduce
     observations = tune(LHSTuner(system.space, seed=2, budget=3), system, workload, OBJECTIVE, 3)
     assert len(observations) == 3 and observations[0].status is Status.SUCCEEDED
-    assert all(o.status in (Status.SUCCEEDED, Status.FAILED, Status.CRASHED)
-               for o in observations)
+    assert all(o.status in (Status.SUCCEEDED, Status.FAILED, Status.CRASHED) for o in observations)

@@ -33,10 +33,18 @@ def test_fixed_options_keep_the_local_runner_and_fast_polling(tmp_path: Path) ->
 
 
 def test_units_codecs_and_booleans(tmp_path: Path) -> None:
-    options = render.hadoop_options(complete({
-        "mapreduce.input.fileinputformat.split.maxsize": 4, "io.file.buffer.size": 64,
-        "mapreduce.map.output.compress": True, "mapreduce.map.output.compress.codec": "snappy",
-        "harness.combiner": False}), tmp_path)
+    options = render.hadoop_options(
+        complete(
+            {
+                "mapreduce.input.fileinputformat.split.maxsize": 4,
+                "io.file.buffer.size": 64,
+                "mapreduce.map.output.compress": True,
+                "mapreduce.map.output.compress.codec": "snappy",
+                "harness.combiner": False,
+            }
+        ),
+        tmp_path,
+    )
     assert options["mapreduce.input.fileinputformat.split.maxsize"] == str(4 * 2**20)
     assert options["io.file.buffer.size"] == str(64 * 1024)
     assert options["mapreduce.map.output.compress"] == "true"
@@ -62,11 +70,15 @@ def test_parse_mr_and_first_error() -> None:
     out = parse_mr('log\nMR_STARTED\nMR_RESULT {"job_s": 8.7, "jobs": 1}\n')
     assert out.started and out.result == {"job_s": 8.7, "jobs": 1}
     assert not parse_mr("").started
-    stderr = ("Unrecognized VM option 'NoSuchOption'\n"
-              "Error: Could not create the Java Virtual Machine.\n")
+    stderr = (
+        "Unrecognized VM option 'NoSuchOption'\n"
+        "Error: Could not create the Java Virtual Machine.\n"
+    )
     assert first_error(stderr) == "Unrecognized VM option 'NoSuchOption'"
-    assert first_error("WARN x\njava.lang.OutOfMemoryError: Java heap space\n") == \
-        "java.lang.OutOfMemoryError: Java heap space"
+    assert (
+        first_error("WARN x\njava.lang.OutOfMemoryError: Java heap space\n")
+        == "java.lang.OutOfMemoryError: Java heap space"
+    )
 
 
 @pytest.mark.parametrize("knob_set", ["10", "30"])

@@ -45,22 +45,31 @@ def test_crash_then_timeout_then_recovery(tmp_path: Path) -> None:
     try:
         system.setup(tmp_path, workload)
         too_big = 4 * Machine.detect().ram_mib
-        system.space = system.space.with_overrides(
-            {"innodb_buffer_pool_size": {"max": too_big}})
+        system.space = system.space.with_overrides({"innodb_buffer_pool_size": {"max": too_big}})
         crashed = run_test(system, workload, objective, {"innodb_buffer_pool_size": too_big}, 0)
         assert crashed.status is Status.CRASHED, crashed.message
         assert crashed.extra["log_tail"].strip()
 
         def lock() -> pymysql.Connection:  # type: ignore[type-arg]
             target = system.dbapi_target()
-            conn = pymysql.connect(host=target["host"], port=target["port"],
-                                   user=target["user"], password=target["password"],
-                                   database=target["database"])
+            conn = pymysql.connect(
+                host=target["host"],
+                port=target["port"],
+                user=target["user"],
+                password=target["password"],
+                database=target["database"],
+            )
             conn.cursor().execute("LOCK TABLES sbtest1 WRITE")
             return conn
 
-        hung = run_test(system, LockedWorkload(workload, lock), objective,
-                        system.space.default(), 1, timeout_s=8.0)
+        hung = run_test(
+            system,
+            LockedWorkload(workload, lock),
+            objective,
+            system.space.default(),
+            1,
+            timeout_s=8.0,
+        )
         assert hung.status is Status.TIMED_OUT, hung.message
         fine = run_test(system, workload, objective, system.space.default(), 2, timeout_s=60)
         assert fine.status is Status.SUCCEEDED, fine.message

@@ -33,28 +33,56 @@ def test_buffer_pool_range_follows_the_machine() -> None:
 
 def test_render_mycnf() -> None:
     space = load_space("30", SMALL)
-    text = render_mycnf(space, {"innodb_buffer_pool_size": 256, "sort_buffer_size": 512,
-                                "innodb_doublewrite": False, "innodb_flush_log_at_trx_commit": 2,
-                                "innodb_flush_method": "O_DSYNC",
-                                "innodb_max_dirty_pages_pct": 75.5},
-                        ["port = 1234", "bind-address = 127.0.0.1"])
+    text = render_mycnf(
+        space,
+        {
+            "innodb_buffer_pool_size": 256,
+            "sort_buffer_size": 512,
+            "innodb_doublewrite": False,
+            "innodb_flush_log_at_trx_commit": 2,
+            "innodb_flush_method": "O_DSYNC",
+            "innodb_max_dirty_pages_pct": 75.5,
+        },
+        ["port = 1234", "bind-address = 127.0.0.1"],
+    )
     lines = text.splitlines()
     assert lines[1] == "[mysqld]" and "port = 1234" in lines
-    assert {"innodb_buffer_pool_size = 256M", "sort_buffer_size = 512K",
-            "innodb_doublewrite = OFF", "innodb_flush_log_at_trx_commit = 2",
-            "innodb_flush_method = O_DSYNC", "innodb_max_dirty_pages_pct = 75.5"} <= set(lines)
+    assert {
+        "innodb_buffer_pool_size = 256M",
+        "sort_buffer_size = 512K",
+        "innodb_doublewrite = OFF",
+        "innodb_flush_log_at_trx_commit = 2",
+        "innodb_flush_method = O_DSYNC",
+        "innodb_max_dirty_pages_pct = 75.5",
+    } <= set(lines)
     assert format_value(space["innodb_flush_log_at_timeout"], 5) == "5"
     with pytest.raises(KnobError):
         render_mycnf(space, {"innodb_flush_method": "nosync"}, [])
 
 
 def test_sysbench_command() -> None:
-    command = sysbench_command("sysbench", ["--db-driver=mysql"], "oltp_read_only", "run",
-                               tables=4, table_size=1000, threads=2, duration_s=3)
+    command = sysbench_command(
+        "sysbench",
+        ["--db-driver=mysql"],
+        "oltp_read_only",
+        "run",
+        tables=4,
+        table_size=1000,
+        threads=2,
+        duration_s=3,
+    )
     assert command[0] == "sysbench" and command[-2:] == ["oltp_read_only", "run"]
     assert "--time=3" in command and "--histogram=on" in command
-    prepare = sysbench_command("sysbench", [], "oltp_read_write", "prepare", tables=4,
-                               table_size=1000, threads=2, duration_s=3)
+    prepare = sysbench_command(
+        "sysbench",
+        [],
+        "oltp_read_write",
+        "prepare",
+        tables=4,
+        table_size=1000,
+        threads=2,
+        duration_s=3,
+    )
     assert "--time=3" not in prepare and prepare[-1] == "prepare"
 
 
@@ -62,8 +90,16 @@ def test_sysbench_command() -> None:
 def test_parse_captured_sysbench_mysql(name: str, tps: float) -> None:
     metrics = parse_sysbench((DATA / f"sysbench_mysql_{name}.txt").read_text())
     assert metrics["tps"] == pytest.approx(tps)
-    assert set(metrics) == {"tps", "qps", "latency_avg_ms", "latency_p95_ms", "latency_p99_ms",
-                            "latency_max_ms", "errors", "reconnects"}
+    assert set(metrics) == {
+        "tps",
+        "qps",
+        "latency_avg_ms",
+        "latency_p95_ms",
+        "latency_p99_ms",
+        "latency_max_ms",
+        "errors",
+        "reconnects",
+    }
     assert metrics["latency_p95_ms"] <= metrics["latency_p99_ms"] <= metrics["latency_max_ms"]
 
 

@@ -19,10 +19,26 @@ def test_joblib_sweep_runs_jobs_in_parallel_into_one_store(tmp_path: Path) -> No
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "-m", "hydra/launcher=joblib",
-         "hydra.launcher.n_jobs=2", "tuner=random,lhs", "seed=0,1", "system=synthetic10",
-         "budget=30", f"results_dir={tmp_path}", "session.progress=false",
-         f"tracking.uri={uri}"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "-m",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            "tuner=random,lhs",
+            "seed=0,1",
+            "system=synthetic10",
+            "budget=30",
+            f"results_dir={tmp_path}",
+            "session.progress=false",
+            f"tracking.uri={uri}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "error" not in done.stderr.lower(), done.stderr[-3000:]
     client = MlflowClient(tracking_uri=uri)
@@ -43,12 +59,28 @@ def test_submitit_local_sweep_lands_in_one_store(tmp_path: Path) -> None:
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "-m", "hydra/launcher=submitit_local",
-         "tuner=random,lhs", "system=synthetic10", "budget=10", f"results_dir={tmp_path}",
-         "session.progress=false", f"tracking.uri={uri}"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "-m",
+            "hydra/launcher=submitit_local",
+            "tuner=random,lhs",
+            "system=synthetic10",
+            "budget=10",
+            f"results_dir={tmp_path}",
+            "session.progress=false",
+            f"tracking.uri={uri}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     client = MlflowClient(tracking_uri=uri)
-    runs = client.search_runs([e.experiment_id for e in client.search_experiments()],
-                              filter_string="tags.`harness.kind` = 'session'")
+    runs = client.search_runs(
+        [e.experiment_id for e in client.search_experiments()],
+        filter_string="tags.`harness.kind` = 'session'",
+    )
     assert sorted(r.data.tags["harness.tuner"] for r in runs) == ["lhs", "random"]

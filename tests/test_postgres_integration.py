@@ -51,18 +51,28 @@ def test_crash_then_timeout_then_recovery(tmp_path: Path) -> None:
         system.space = system.space.with_overrides({"shared_buffers": {"max": too_big}})
         crashed = run_test(system, workload, objective, {"shared_buffers": too_big}, 0)
         assert crashed.status is Status.CRASHED, crashed.message
-        assert "shared memory" in crashed.extra["log_tail"] or "FATAL" in \
-            crashed.extra["log_tail"]
+        assert "shared memory" in crashed.extra["log_tail"] or "FATAL" in crashed.extra["log_tail"]
 
         def lock() -> psycopg.Connection:
-            conn = psycopg.connect(**{k: v for k, v in system.dbapi_target().items()
-                                      if k in ("host", "port", "user", "password")},
-                                   dbname="bench")
+            conn = psycopg.connect(
+                **{
+                    k: v
+                    for k, v in system.dbapi_target().items()
+                    if k in ("host", "port", "user", "password")
+                },
+                dbname="bench",
+            )
             conn.execute("LOCK TABLE sbtest1 IN ACCESS EXCLUSIVE MODE")
             return conn
 
-        hung = run_test(system, LockedWorkload(workload, lock), objective,
-                        system.space.default(), 1, timeout_s=8.0)
+        hung = run_test(
+            system,
+            LockedWorkload(workload, lock),
+            objective,
+            system.space.default(),
+            1,
+            timeout_s=8.0,
+        )
         assert hung.status is Status.TIMED_OUT, hung.message
         assert hung.duration_s < 40
         # the session goes on: the next test succeeds

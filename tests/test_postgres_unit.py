@@ -39,14 +39,28 @@ def test_memory_ranges_follow_the_machine() -> None:
 
 def test_render_units_quotes_and_bools() -> None:
     space = load_space("30", SMALL)
-    text = render_tuning_conf(space, {"shared_buffers": 256, "work_mem": 8192,
-                                      "synchronous_commit": "off", "jit": False,
-                                      "random_page_cost": 1.1, "commit_delay": 10,
-                                      "checkpoint_timeout": 600})
+    text = render_tuning_conf(
+        space,
+        {
+            "shared_buffers": 256,
+            "work_mem": 8192,
+            "synchronous_commit": "off",
+            "jit": False,
+            "random_page_cost": 1.1,
+            "commit_delay": 10,
+            "checkpoint_timeout": 600,
+        },
+    )
     lines = set(text.splitlines())
-    assert {"shared_buffers = '256MB'", "work_mem = '8192kB'", "synchronous_commit = 'off'",
-            "jit = off", "random_page_cost = 1.1", "commit_delay = 10",
-            "checkpoint_timeout = '600s'"} <= lines
+    assert {
+        "shared_buffers = '256MB'",
+        "work_mem = '8192kB'",
+        "synchronous_commit = 'off'",
+        "jit = off",
+        "random_page_cost = 1.1",
+        "commit_delay = 10",
+        "checkpoint_timeout = '600s'",
+    } <= lines
     assert format_value(space["autovacuum"], True) == "on"
 
 
@@ -59,10 +73,17 @@ def test_render_refuses_values_outside_the_catalogue() -> None:
 
 
 def test_pgbench_command() -> None:
-    command = pgbench_command("/usr/bin/pgbench", ["-h", "127.0.0.1", "-p", "5"], mode="select",
-                              clients=2, duration_s=3.4, sampling_rate=0.2, log_prefix="/x/log")
+    command = pgbench_command(
+        "/usr/bin/pgbench",
+        ["-h", "127.0.0.1", "-p", "5"],
+        mode="select",
+        clients=2,
+        duration_s=3.4,
+        sampling_rate=0.2,
+        log_prefix="/x/log",
+    )
     assert command[:4] == ["/usr/bin/pgbench", "-h", "127.0.0.1", "-p"]
-    assert command[command.index("-T"):command.index("-T") + 2] == ["-T", "3"]
+    assert command[command.index("-T") : command.index("-T") + 2] == ["-T", "3"]
     assert "-S" in command and command[-1] == "bench" and "--log-prefix=/x/log" in command
 
 
@@ -101,8 +122,9 @@ def test_expert_settings_are_valid(machine: Machine, knob_set: str) -> None:
     assert not math.isnan(float(expert.manual(space, machine)["effective_cache_size"]))
 
 
-@pytest.mark.parametrize("workload", ["readonly", "readwrite", "pgbench", "pgbench_select",
-                                      "tpcc"])
+@pytest.mark.parametrize(
+    "workload", ["readonly", "readwrite", "pgbench", "pgbench_select", "tpcc"]
+)
 def test_hydra_config_builds_every_workload(compose_cfg, workload: str) -> None:  # type: ignore[no-untyped-def]
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
@@ -125,6 +147,7 @@ def test_missing_binary_names_the_debian_package(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="apt-get install postgresql-15"):
         find_binary(LocalExecutor(), ["no-such-initdb-x"], [str(tmp_path)], "postgresql-15")
     (tmp_path / "initdb").write_text("")
-    assert find_binary(LocalExecutor(), ["initdb"], [str(tmp_path)], "x") == \
-        str(tmp_path / "initdb")
+    assert find_binary(LocalExecutor(), ["initdb"], [str(tmp_path)], "x") == str(
+        tmp_path / "initdb"
+    )
     assert 1024 < free_port() < 65536

@@ -27,15 +27,20 @@ def _executor(sshd: PrivateSSHD, **overrides: object) -> SSHExecutor:
     return SSHExecutor(Host.from_mapping(sshd.host(**overrides), {}))
 
 
-def test_run_quotes_hostile_values_and_passes_env_cwd_input(private_sshd: PrivateSSHD,
-                                                            tmp_path: Path) -> None:
+def test_run_quotes_hostile_values_and_passes_env_cwd_input(
+    private_sshd: PrivateSSHD, tmp_path: Path
+) -> None:
     ssh = _executor(private_sshd)
     hostile = ["; touch /tmp/pwned-by-test", "$(id)", "a b", "it's", "*"]
     result = ssh.run(["python3", "-c", "import sys; print(repr(sys.argv[1:]))", *hostile])
     assert result.stdout.strip() == repr(hostile)
     assert not Path("/tmp/pwned-by-test").exists()
-    out = ssh.run(["sh", "-c", 'printf "%s|%s|" "$PWD" "$V"; cat'], env={"V": "x y"},
-                  cwd=tmp_path, input_text="from stdin").stdout
+    out = ssh.run(
+        ["sh", "-c", 'printf "%s|%s|" "$PWD" "$V"; cat'],
+        env={"V": "x y"},
+        cwd=tmp_path,
+        input_text="from stdin",
+    ).stdout
     assert out == f"{tmp_path}|x y|from stdin"
     failed = ssh.run(["sh", "-c", "echo boom >&2; exit 3"], check=False)
     assert failed.exit_code == 3 and "boom" in failed.stderr
@@ -71,8 +76,9 @@ def test_files_round_trip_and_exists(private_sshd: PrivateSSHD, tmp_path: Path) 
     ssh.close()
 
 
-def test_unknown_host_key_is_refused_unless_opted_out(private_sshd: PrivateSSHD,
-                                                      tmp_path: Path) -> None:
+def test_unknown_host_key_is_refused_unless_opted_out(
+    private_sshd: PrivateSSHD, tmp_path: Path
+) -> None:
     empty = tmp_path / "known_hosts"
     empty.write_text("")
     strict = _executor(private_sshd, known_hosts=str(empty))
@@ -85,31 +91,49 @@ def test_unknown_host_key_is_refused_unless_opted_out(private_sshd: PrivateSSHD,
     relaxed.close()
 
 
-def test_wrong_key_and_dead_port_give_one_clear_line(private_sshd: PrivateSSHD,
-                                                     tmp_path: Path) -> None:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
-                    str(tmp_path / "stranger")], check=True)
+def test_wrong_key_and_dead_port_give_one_clear_line(
+    private_sshd: PrivateSSHD, tmp_path: Path
+) -> None:
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "stranger")],
+        check=True,
+    )
     with pytest.raises(HostUnreachable, match="authentication failed"):
         _executor(private_sshd, key_file=str(tmp_path / "stranger")).run(["true"])
     dead = Inventory.from_config("dead", [private_sshd.host(port=1, connect_timeout_s=3)])
     started = time.perf_counter()
-    with pytest.raises(ConfigError, match=r"inventory 'dead': cannot connect to host sut1 "
-                                          r"\(root@127.0.0.1:1\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"inventory 'dead': cannot connect to host sut1 "
+        r"\(root@127.0.0.1:1\)",
+    ):
         connect_inventory(dead)
     assert time.perf_counter() - started < 10
 
 
-def _cli(args: list[str], sshd: PrivateSSHD, cwd: Path,
-         timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def _cli(
+    args: list[str], sshd: PrivateSSHD, cwd: Path, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **sshd.env()}
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
-def test_local_only_system_is_refused_with_hosts(private_sshd: PrivateSSHD,
-                                                 tmp_path: Path) -> None:
-    done = _cli(["system=synthetic10", "hosts=loopback", "tracking=none",
-                 f"results_dir={tmp_path}"], private_sshd, ROOT, timeout=120)
+def test_local_only_system_is_refused_with_hosts(
+    private_sshd: PrivateSSHD, tmp_path: Path
+) -> None:
+    done = _cli(
+        ["system=synthetic10", "hosts=loopback", "tracking=none", f"results_dir={tmp_path}"],
+        private_sshd,
+        ROOT,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert "runs only on this machine" in done.stderr and "Traceback" not in done.stderr
 
@@ -118,9 +142,22 @@ def test_local_only_system_is_refused_with_hosts(private_sshd: PrivateSSHD,
 def test_postgres_tuning_session_over_ssh(private_sshd: PrivateSSHD, tmp_path: Path) -> None:
     if not Path("/usr/lib/postgresql").exists():
         pytest.skip("postgresql is not installed")
-    done = _cli(["system=postgres", "workload=pgbench", "workload.duration_s=3", "tuner=lhs",
-                 "budget=3", "hosts=loopback", "session.progress=false", "tracking=none",
-                 "session.name=remote-pg", f"results_dir={tmp_path}"], private_sshd, ROOT)
+    done = _cli(
+        [
+            "system=postgres",
+            "workload=pgbench",
+            "workload.duration_s=3",
+            "tuner=lhs",
+            "budget=3",
+            "hosts=loopback",
+            "session.progress=false",
+            "tracking=none",
+            "session.name=remote-pg",
+            f"results_dir={tmp_path}",
+        ],
+        private_sshd,
+        ROOT,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     with open(tmp_path / "sessions" / "remote-pg" / "samples.csv") as samples:
         rows = list(csv.DictReader(samples))

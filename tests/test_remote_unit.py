@@ -14,8 +14,21 @@ from harness.remote import Cluster, Host, Inventory
 from harness.remote.connect import adapter_kwargs
 from harness.remote.ssh import remote_command
 
-HOSTILE = ["; rm -rf /tmp/x", "$(touch /tmp/pwned)", "`id`", "a b", "it's", '"q"', "*", "\\",
-           "x\ny", "&& echo no", "|cat", "$HOME", ""]
+HOSTILE = [
+    "; rm -rf /tmp/x",
+    "$(touch /tmp/pwned)",
+    "`id`",
+    "a b",
+    "it's",
+    '"q"',
+    "*",
+    "\\",
+    "x\ny",
+    "&& echo no",
+    "|cat",
+    "$HOME",
+    "",
+]
 
 
 def _via_shell(line: str) -> list[str]:
@@ -31,10 +44,12 @@ def test_remote_command_passes_every_value_as_one_literal_argument() -> None:
 
 
 def test_remote_command_env_cwd_user_and_timeout_wrap_in_that_order(tmp_path) -> None:
-    line = remote_command(["pwd"], env={"A": "x y"}, cwd=tmp_path / "it's", user="postgres",
-                          timeout_s=7)
-    assert line.startswith(f"cd '{tmp_path}/it'\"'\"'s' && timeout -k 5 7.000 runuser -u "
-                           "postgres -- env 'A=x y' pwd")
+    line = remote_command(
+        ["pwd"], env={"A": "x y"}, cwd=tmp_path / "it's", user="postgres", timeout_s=7
+    )
+    assert line.startswith(
+        f"cd '{tmp_path}/it'\"'\"'s' && timeout -k 5 7.000 runuser -u postgres -- env 'A=x y' pwd"
+    )
 
 
 def test_remote_command_refuses_bad_environment_names() -> None:
@@ -45,21 +60,25 @@ def test_remote_command_refuses_bad_environment_names() -> None:
 
 
 def test_remote_command_runs_locally_with_env_and_cwd(tmp_path) -> None:
-    line = remote_command(["sh", "-c", 'printf "%s|%s" "$PWD" "$V"'], env={"V": "$(id)"},
-                          cwd=tmp_path, timeout_s=5)
+    line = remote_command(
+        ["sh", "-c", 'printf "%s|%s" "$PWD" "$V"'], env={"V": "$(id)"}, cwd=tmp_path, timeout_s=5
+    )
     out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=True).stdout
     assert out == f"{tmp_path}|$(id)"
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("address", "10.0.0.1; rm -rf /", "not a host name"),
-    ("address", "$(id)", "not a host name"),
-    ("port", 70000, "outside"),
-    ("user", "root; id", "account name"),
-    ("workdir", "relative/path", "absolute path"),
-    ("workdir", "/tmp/$(id)", "absolute path"),
-    ("roles", ["sut", "db"], "roles"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("address", "10.0.0.1; rm -rf /", "not a host name"),
+        ("address", "$(id)", "not a host name"),
+        ("port", 70000, "outside"),
+        ("user", "root; id", "account name"),
+        ("workdir", "relative/path", "absolute path"),
+        ("workdir", "/tmp/$(id)", "absolute path"),
+        ("roles", ["sut", "db"], "roles"),
+    ],
+)
 def test_host_validation_names_the_bad_value(field: str, value: object, message: str) -> None:
     entry = {"name": "n1", "address": "127.0.0.1", field: value}
     with pytest.raises(ConfigError, match=message):
@@ -74,9 +93,14 @@ def test_inventory_refuses_credentials(secret: str) -> None:
 
 def test_inventory_roles_defaults_and_errors() -> None:
     inventory = Inventory.from_config(
-        "lab", [{"name": "a", "address": "10.0.0.1"}, {"name": "b", "address": "10.0.0.2"},
-                {"name": "gen", "address": "10.0.0.9", "roles": "load"}],
-        {"user": "tuner", "port": 2200})
+        "lab",
+        [
+            {"name": "a", "address": "10.0.0.1"},
+            {"name": "b", "address": "10.0.0.2"},
+            {"name": "gen", "address": "10.0.0.9", "roles": "load"},
+        ],
+        {"user": "tuner", "port": 2200},
+    )
     assert [h.name for h in inventory.sut] == ["a", "b"]
     assert inventory.load is not None and inventory.load.name == "gen"
     assert inventory.sut[0].target == "tuner@10.0.0.1:2200"
@@ -92,7 +116,8 @@ def test_inventory_roles_defaults_and_errors() -> None:
 def test_adapter_handover_by_signature() -> None:
     cluster = Cluster.local()
     assert adapter_kwargs("postgres", "systems.postgres.PostgresSystem", cluster) == {
-        "executor": cluster.master}
+        "executor": cluster.master
+    }
     with pytest.raises(ConfigError, match="runs only on this machine"):
         adapter_kwargs("synthetic10", "systems.synthetic.SyntheticSystem", cluster)
     with pytest.raises(ConfigError, match="cannot load adapter"):
@@ -106,8 +131,9 @@ def test_cluster_writes_every_node_and_runs_in_order(tmp_path) -> None:
     assert (tmp_path / "f.conf").read_text() == "k = v\n"
     order = tmp_path / "order"
     for reverse in (False, True):
-        results = cluster.run_all(["sh", "-c", 'echo "$0" >> "$1"', str(reverse), str(order)],
-                                  reverse=reverse)
+        results = cluster.run_all(
+            ["sh", "-c", 'echo "$0" >> "$1"', str(reverse), str(order)], reverse=reverse
+        )
         assert len(results) == 3 and all(r.ok for r in results)
     assert order.read_text().split() == ["False"] * 3 + ["True"] * 3
     with pytest.raises(ConfigError):

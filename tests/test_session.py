@@ -56,8 +56,7 @@ def raise_timeout(timeout_s: float) -> None:
     raise WorkloadTimeout(f"workload exceeded {timeout_s:.2f}s and was killed")
 
 
-def _session(tmp_path: Path, tuner: str = "random", budget: int = 20,
-             **options: float) -> Session:
+def _session(tmp_path: Path, tuner: str = "random", budget: int = 20, **options: float) -> Session:
     from baselines.sampling import LHSTuner, RandomTuner
 
     factory = {"random": RandomTuner, "lhs": LHSTuner}[tuner]
@@ -66,11 +65,18 @@ def _session(tmp_path: Path, tuner: str = "random", budget: int = 20,
         store.create({"session_id": "s", "experiment": "x"})
     system = SyntheticSystem("10")
     workload = HangingWorkload()
-    return Session(session_id="s", store=store, tuner_factory=factory, system=system,
-                   workload=workload, objective=Objective("throughput", "max"),
-                   tracker=NullTracker(),
-                   options=SessionOptions(budget=budget, progress=False,
-                                          **{"min_timeout_s": 0.01, **options}))
+    return Session(
+        session_id="s",
+        store=store,
+        tuner_factory=factory,
+        system=system,
+        workload=workload,
+        objective=Objective("throughput", "max"),
+        tracker=NullTracker(),
+        options=SessionOptions(
+            budget=budget, progress=False, **{"min_timeout_s": 0.01, **options}
+        ),
+    )
 
 
 def test_statuses_and_bestconfig_style_timeouts(tmp_path: Path) -> None:
@@ -135,31 +141,35 @@ def test_default_is_remeasured_and_nearest_default_is_reported(tmp_path: Path) -
     assert result.improvement_vs_nearest() is not None
 
 
-@pytest.mark.parametrize(("override", "message"), [
-    ("budget=0", "budget must be at least 1"),
-    ("repeats=0", "repeats must be at least 1"),
-    ("+system.fixed.flush_policy=sometimes", "knob 'flush_policy'"),
-    ("+system.fixed.colour=red", "unknown knob 'colour'"),
-    ("+system.ranges.io_threads.max=0", "min 1 must be below max 0"),
-    ("workload=tpcc", "has no workload 'tpcc'; it offers: synthetic"),
-    ("objective.metric=latency", "unknown objective metric 'latency'"),
-])
-def test_bad_input_fails_before_any_test(compose_cfg: Compose, override: str,
-                                         message: str) -> None:
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("budget=0", "budget must be at least 1"),
+        ("repeats=0", "repeats must be at least 1"),
+        ("+system.fixed.flush_policy=sometimes", "knob 'flush_policy'"),
+        ("+system.fixed.colour=red", "unknown knob 'colour'"),
+        ("+system.ranges.io_threads.max=0", "min 1 must be below max 0"),
+        ("workload=tpcc", "has no workload 'tpcc'; it offers: synthetic"),
+        ("objective.metric=latency", "unknown objective metric 'latency'"),
+    ],
+)
+def test_bad_input_fails_before_any_test(
+    compose_cfg: Compose, override: str, message: str
+) -> None:
     with pytest.raises(HarnessError, match=message):
         build_session(compose_cfg("system=synthetic10", override))
 
 
 def test_pinned_knobs_are_not_tuned_but_applied(compose_cfg: Compose) -> None:
-    session = build_session(compose_cfg("system=synthetic10", "budget=6",
-                                        "+system.fixed.flush_policy=async"))
+    session = build_session(
+        compose_cfg("system=synthetic10", "budget=6", "+system.fixed.flush_policy=async")
+    )
     result = session.run()
     assert all(o.config["flush_policy"] == "async" for o in result.observations)
     assert session.tuner is not None and "flush_policy" not in session.tuner.space
 
 
-def test_unwritable_results_folder_is_a_config_error(compose_cfg: Compose,
-                                                     tmp_path: Path) -> None:
+def test_unwritable_results_folder_is_a_config_error(compose_cfg: Compose, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(ConfigError, match="not writable"):
@@ -167,8 +177,9 @@ def test_unwritable_results_folder_is_a_config_error(compose_cfg: Compose,
 
 
 def test_minimised_objective_is_normalised(compose_cfg: Compose) -> None:
-    session = build_session(compose_cfg("system=synthetic10", "budget=10",
-                                        "objective.metric=latency_p99_ms"))
+    session = build_session(
+        compose_cfg("system=synthetic10", "budget=10", "objective.metric=latency_p99_ms")
+    )
     result = session.run()
     best = result.best
     assert best is not None
@@ -179,8 +190,12 @@ def test_minimised_objective_is_normalised(compose_cfg: Compose) -> None:
 def test_a_latency_constraint_is_honoured_by_the_best_setting(compose_cfg: Compose) -> None:
     from harness.report import summary
 
-    cfg = compose_cfg("system=synthetic10", "budget=30", "seed=1",
-                      "objective.constraints=['latency_p99_ms <= 12']")
+    cfg = compose_cfg(
+        "system=synthetic10",
+        "budget=30",
+        "seed=1",
+        "objective.constraints=['latency_p99_ms <= 12']",
+    )
     result = build_session(cfg).run()
     assert Status.INFEASIBLE in {o.status for o in result.observations}
     best = result.best

@@ -12,14 +12,16 @@ from hypothesis import strategies as st
 from harness.errors import KnobError
 from harness.space import Knob, Space, load_catalogue
 
-SPACE = Space((
-    Knob("threads", "int", 4, low=1, high=64),
-    Knob("cache_mb", "int", 128, low=8, high=16384, log=True, unit="MiB"),
-    Knob("ratio", "float", 0.5, low=0.0, high=1.0),
-    Knob("delay_ms", "float", 10.0, low=0.1, high=1000.0, log=True),
-    Knob("mode", "enum", "b", values=("a", "b", "c")),
-    Knob("fast", "bool", False),
-))
+SPACE = Space(
+    (
+        Knob("threads", "int", 4, low=1, high=64),
+        Knob("cache_mb", "int", 128, low=8, high=16384, log=True, unit="MiB"),
+        Knob("ratio", "float", 0.5, low=0.0, high=1.0),
+        Knob("delay_ms", "float", 10.0, low=0.1, high=1000.0, log=True),
+        Knob("mode", "enum", "b", values=("a", "b", "c")),
+        Knob("fast", "bool", False),
+    )
+)
 
 
 @given(st.lists(st.floats(0.0, 1.0), min_size=6, max_size=6))
@@ -37,8 +39,17 @@ def test_decode_is_always_valid_and_snapping_is_idempotent(point: list[float]) -
 
 
 def test_encode_decode_round_trip_of_valid_values() -> None:
-    for config in (SPACE.default(), {"threads": 64, "cache_mb": 8, "ratio": 1.0,
-                                     "delay_ms": 1000.0, "mode": "c", "fast": True}):
+    for config in (
+        SPACE.default(),
+        {
+            "threads": 64,
+            "cache_mb": 8,
+            "ratio": 1.0,
+            "delay_ms": 1000.0,
+            "mode": "c",
+            "fast": True,
+        },
+    ):
         assert SPACE.decode(SPACE.encode(config)) == pytest.approx(config)
 
 
@@ -53,14 +64,17 @@ def test_log_scale_spends_half_the_range_below_the_geometric_mean() -> None:
     assert knob.decode(0.5) == pytest.approx(10.0)
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    ({"threads": 0}, "knob 'threads': value 0 is invalid; allowed: int in [1, 64]"),
-    ({"threads": 2.5}, "must be a whole number"),
-    ({"mode": "z"}, "allowed: one of a, b, c"),
-    ({"fast": "maybe"}, "allowed: true or false"),
-    ({"ratio": "high"}, "knob 'ratio'"),
-    ({"nope": 1}, "unknown knob 'nope'; this space has: threads, cache_mb"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"threads": 0}, "knob 'threads': value 0 is invalid; allowed: int in [1, 64]"),
+        ({"threads": 2.5}, "must be a whole number"),
+        ({"mode": "z"}, "allowed: one of a, b, c"),
+        ({"fast": "maybe"}, "allowed: true or false"),
+        ({"ratio": "high"}, "knob 'ratio'"),
+        ({"nope": 1}, "unknown knob 'nope'; this space has: threads, cache_mb"),
+    ],
+)
 def test_validation_names_knob_value_and_range(config: dict, message: str) -> None:
     with pytest.raises(KnobError, match=message.replace("[", r"\[").replace("]", r"\]")):
         SPACE.validate(config, partial=True)
@@ -71,13 +85,16 @@ def test_missing_knobs_are_named() -> None:
         SPACE.validate({k: v for k, v in SPACE.default().items() if k != "cache_mb"})
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"type": "int", "default": 1, "low": 5, "high": 2}, "min 5 must be below max 2"),
-    ({"type": "float", "default": 1.0, "low": 0.0, "high": 2.0, "log": True}, "needs min > 0"),
-    ({"type": "enum", "default": "a", "values": ("a",)}, "at least two values"),
-    ({"type": "int", "default": 99, "low": 0, "high": 10}, "default 99 is invalid"),
-    ({"type": "text", "default": "a"}, "unknown type 'text'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"type": "int", "default": 1, "low": 5, "high": 2}, "min 5 must be below max 2"),
+        ({"type": "float", "default": 1.0, "low": 0.0, "high": 2.0, "log": True}, "needs min > 0"),
+        ({"type": "enum", "default": "a", "values": ("a",)}, "at least two values"),
+        ({"type": "int", "default": 99, "low": 0, "high": 10}, "default 99 is invalid"),
+        ({"type": "text", "default": "a"}, "unknown type 'text'"),
+    ],
+)
 def test_bad_knob_definitions_fail_precisely(kwargs: dict, message: str) -> None:
     with pytest.raises(KnobError, match=message):
         Knob("k", **kwargs)
@@ -94,8 +111,10 @@ def test_overrides_narrow_ranges_and_reject_bad_ones() -> None:
 
 def test_catalogue_sets_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "knobs.yaml"
-    path.write_text("knobs:\n- {name: a, type: int, min: 0, max: 9, default: 1}\n"
-                    "- {name: b, type: bool, default: false}\nsets: {'1': [b]}\n")
+    path.write_text(
+        "knobs:\n- {name: a, type: int, min: 0, max: 9, default: 1}\n"
+        "- {name: b, type: bool, default: false}\nsets: {'1': [b]}\n"
+    )
     assert load_catalogue(path).names == ["a", "b"]
     assert load_catalogue(path, "1").names == ["b"]
     with pytest.raises(KnobError, match="no knob set '5'; choose all, 1"):
@@ -116,8 +135,7 @@ def test_every_catalogue_in_the_repo_loads() -> None:
 
 def test_fit_drops_foreign_knobs_clamps_numbers_and_snaps_numeric_enums() -> None:
     space = Space((*SPACE.knobs, Knob("page", "enum", 4096, values=(1024, 4096, 16384))))
-    fitted = space.fit({"threads": 500, "ratio": -1.0, "page": 5000, "elsewhere": 1,
-                        "mode": "c"})
+    fitted = space.fit({"threads": 500, "ratio": -1.0, "page": 5000, "elsewhere": 1, "mode": "c"})
     assert fitted == {"threads": 64, "ratio": 0.0, "page": 4096, "mode": "c"}
     with pytest.raises(KnobError, match="knob 'mode'"):
         space.fit({"mode": "z"})

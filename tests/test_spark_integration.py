@@ -15,8 +15,10 @@ from systems.spark import SparkJob, SparkSystem
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("pyspark") is None,
-                       reason="pyspark not installed (pip install pyspark)"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("pyspark") is None,
+        reason="pyspark not installed (pip install pyspark)",
+    ),
     pytest.mark.skipif(shutil.which("java") is None, reason="no java on PATH (Spark needs 17+)"),
 ]
 
@@ -34,8 +36,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
 
 def test_job_runs_and_reports_every_metric(spark) -> None:  # type: ignore[no-untyped-def]
     system, workload = spark
-    config = dict(system.space.default(), **{"spark.sql.shuffle.partitions": 4,
-                                             "spark.serializer": "kryo"})
+    config = dict(
+        system.space.default(), **{"spark.sql.shuffle.partitions": 4, "spark.serializer": "kryo"}
+    )
     obs = run_test(system, workload, OBJECTIVE, config, 0)
     assert obs.status is Status.SUCCEEDED, (obs.message, obs.extra)
     assert set(obs.metrics) == {"job_duration_s", "total_wall_s", "startup_s"}

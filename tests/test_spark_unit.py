@@ -17,6 +17,7 @@ def complete(config: dict) -> dict:
     """The config completed with the whole catalogue's defaults."""
     return conf.full_catalogue().complete(config)
 
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -40,10 +41,19 @@ def test_default_properties_bind_to_loopback_without_ui(tmp_path: Path) -> None:
 
 
 def test_units_and_special_values(tmp_path: Path) -> None:
-    master, props = conf.spark_properties(complete({
-        "local_threads": 1, "spark.sql.autoBroadcastJoinThreshold": 0, "spark.locality.wait": 0.5,
-        "spark.shuffle.file.buffer": 64, "spark.serializer": "kryo",
-        "spark.sql.adaptive.enabled": False}), tmp_path)
+    master, props = conf.spark_properties(
+        complete(
+            {
+                "local_threads": 1,
+                "spark.sql.autoBroadcastJoinThreshold": 0,
+                "spark.locality.wait": 0.5,
+                "spark.shuffle.file.buffer": 64,
+                "spark.serializer": "kryo",
+                "spark.sql.adaptive.enabled": False,
+            }
+        ),
+        tmp_path,
+    )
     assert master == "local[1]"
     assert props["spark.sql.autoBroadcastJoinThreshold"] == "-1"
     assert props["spark.locality.wait"] == "500ms"
@@ -60,16 +70,20 @@ def test_invalid_value_and_unknown_job_are_refused() -> None:
 
 
 def test_parse_runner_lines() -> None:
-    out = parse_runner('noise\nSPARK_STARTED 7.25\nSPARK_RESULT {"job_s": 12.5, "summary": '
-                       '{"records": 3}}\n')
+    out = parse_runner(
+        'noise\nSPARK_STARTED 7.25\nSPARK_RESULT {"job_s": 12.5, "summary": {"records": 3}}\n'
+    )
     assert out.started_s == 7.25 and out.result == {"job_s": 12.5, "summary": {"records": 3}}
     assert parse_runner("Traceback ...").started_s is None
 
 
-@pytest.mark.parametrize(("name", "expected"), [
-    ("spark_stderr_driver_memory.txt", "Insufficient driver memory"),
-    ("spark_stderr_task_cpus.txt", "has to be >= the number of cpus per task"),
-])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("spark_stderr_driver_memory.txt", "Insufficient driver memory"),
+        ("spark_stderr_task_cpus.txt", "has to be >= the number of cpus per task"),
+    ],
+)
 def test_java_error_finds_the_cause_in_captured_stderr(name: str, expected: str) -> None:
     assert expected in (java_error((DATA / name).read_text()) or "")
 

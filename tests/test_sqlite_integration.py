@@ -41,11 +41,18 @@ def test_wal_without_sync_beats_the_default_on_readwrite(sqlite_rw) -> None:
     system, workload = sqlite_rw
     objective = Objective.for_workload(workload.metrics, None, None)
     default = run_test(system, workload, objective, system.space.default(), 0, timeout_s=30)
-    fast = run_test(system, workload, objective,
-                    {**system.space.default(), "journal_mode": "wal", "synchronous": "off"}, 1,
-                    timeout_s=30)
-    assert default.status is Status.SUCCEEDED and fast.status is Status.SUCCEEDED, \
-        (default.message, fast.message)
+    fast = run_test(
+        system,
+        workload,
+        objective,
+        {**system.space.default(), "journal_mode": "wal", "synchronous": "off"},
+        1,
+        timeout_s=30,
+    )
+    assert default.status is Status.SUCCEEDED and fast.status is Status.SUCCEEDED, (
+        default.message,
+        fast.message,
+    )
     assert set(default.metrics) == {m.name for m in workload.metrics}
     assert default.metrics["errors"] == 0
     assert 0.9 < default.extra["run_s"] < 5.0
@@ -70,8 +77,16 @@ def test_reset_and_start_restore_the_pristine_bytes(sqlite_rw) -> None:
 
 def test_page_size_and_auto_vacuum_take_effect(sqlite_rw) -> None:
     system, workload = sqlite_rw
-    system.apply({**system.space.default(), "page_size": 1024, "auto_vacuum": "full",
-                  "journal_mode": "wal", "locking_mode": "exclusive", "mmap_size": 16})
+    system.apply(
+        {
+            **system.space.default(),
+            "page_size": 1024,
+            "auto_vacuum": "full",
+            "journal_mode": "wal",
+            "locking_mode": "exclusive",
+            "mmap_size": 16,
+        }
+    )
     system.start(10)  # reads every PRAGMA back and raises on a difference
     workload.duration_s = 0.3
     metrics = workload.run(system, timeout_s=20)
@@ -104,7 +119,8 @@ def test_a_setting_sqlite_does_not_honour_is_a_start_error(sqlite_rw) -> None:
     """mmap_size is capped at 0x7fff0000 by this build: a widened range is caught at start."""
     system, _ = sqlite_rw
     system.space = system.space.with_overrides(
-        {"mmap_size": {"values": [0, 1, 4, 16, 64, 256, 1024, 4096]}})
+        {"mmap_size": {"values": [0, 1, 4, 16, 64, 256, 1024, 4096]}}
+    )
     system.apply({**system.space.default(), "mmap_size": 4096})
     with pytest.raises(SystemStartError, match="mmap_size"):
         system.start(10)

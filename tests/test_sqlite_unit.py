@@ -19,16 +19,20 @@ from systems.sqlite.system import CATALOGUE
 from systems.sqlite.workload import METRICS, SQLiteOLTP, parse_output
 
 # Captured from a real run: worker.py run --rows 1000 --duration 0.3 with WAL + NORMAL.
-GOOD = ('{"mix": "readwrite", "sqlite_version": "3.40.1", "run_s": 0.30006285499985097, '
-        '"transactions": 1362, "queries": 24516, "errors": 0, "tps": 4539.048993587282, '
-        '"qps": 81702.88188457108, "latency_avg_ms": 0.22031046622602862, '
-        '"latency_p95_ms": 0.24129800021910341, "latency_p99_ms": 0.6475919999502366, '
-        '"first_error": "", "pragmas": {"journal_mode": "wal", "synchronous": 1}}\n')
+GOOD = (
+    '{"mix": "readwrite", "sqlite_version": "3.40.1", "run_s": 0.30006285499985097, '
+    '"transactions": 1362, "queries": 24516, "errors": 0, "tps": 4539.048993587282, '
+    '"qps": 81702.88188457108, "latency_avg_ms": 0.22031046622602862, '
+    '"latency_p95_ms": 0.24129800021910341, "latency_p99_ms": 0.6475919999502366, '
+    '"first_error": "", "pragmas": {"journal_mode": "wal", "synchronous": 1}}\n'
+)
 # Captured from a real run on a database whose pages 3-22 were overwritten with 0xff.
-CORRUPT = ('{"mix": "readwrite", "sqlite_version": "3.40.1", "run_s": 0.05001444400022592, '
-           '"transactions": 0, "queries": 0, "errors": 4904, "tps": 0.0, "qps": 0.0, '
-           '"latency_avg_ms": 0.0, "latency_p95_ms": 0.0, "latency_p99_ms": 0.0, '
-           '"first_error": "DatabaseError: database disk image is malformed", "pragmas": {}}\n')
+CORRUPT = (
+    '{"mix": "readwrite", "sqlite_version": "3.40.1", "run_s": 0.05001444400022592, '
+    '"transactions": 0, "queries": 0, "errors": 4904, "tps": 0.0, "qps": 0.0, '
+    '"latency_avg_ms": 0.0, "latency_p95_ms": 0.0, "latency_p99_ms": 0.0, '
+    '"first_error": "DatabaseError: database disk image is malformed", "pragmas": {}}\n'
+)
 # Captured stderr of a worker started on a missing database file (exit code 1).
 TRACEBACK = """Traceback (most recent call last):
   File "/work/main/systems/sqlite/worker.py", line 103, in run
@@ -63,10 +67,21 @@ def test_catalogue_defaults_are_what_this_sqlite_uses(system: SQLiteSystem, tmp_
 
 # -- rendering ------------------------------------------------------------------------------
 def test_render_maps_values_to_plain_tokens(system: SQLiteSystem) -> None:
-    rendered = dict(pragmas.render({"journal_mode": "wal", "synchronous": "off",
-                                    "cache_size": 65536, "mmap_size": 256,
-                                    "cache_spill": False, "journal_size_limit": 64,
-                                    "page_size": 1024}, system.space, system.defaults))
+    rendered = dict(
+        pragmas.render(
+            {
+                "journal_mode": "wal",
+                "synchronous": "off",
+                "cache_size": 65536,
+                "mmap_size": 256,
+                "cache_spill": False,
+                "journal_size_limit": 64,
+                "page_size": 1024,
+            },
+            system.space,
+            system.defaults,
+        )
+    )
     assert rendered["journal_mode"] == "WAL"
     assert rendered["synchronous"] == "OFF"
     assert rendered["cache_size"] == "-65536"  # negative = KiB
@@ -74,8 +89,10 @@ def test_render_maps_values_to_plain_tokens(system: SQLiteSystem) -> None:
     assert rendered["cache_spill"] == "OFF"
     assert rendered["journal_size_limit"] == str(64 * 1024)
     assert "page_size" not in rendered and "auto_vacuum" not in rendered  # creation-time
-    assert pragmas.creation_key({"page_size": 1024}, system.space, system.defaults) == \
-        (1024, "none")
+    assert pragmas.creation_key({"page_size": 1024}, system.space, system.defaults) == (
+        1024,
+        "none",
+    )
 
 
 def test_render_orders_locking_mode_before_journal_mode(system: SQLiteSystem) -> None:
@@ -89,15 +106,18 @@ def test_knobs_outside_the_set_keep_sqlite_defaults() -> None:
     assert rendered["automatic_index"] == "ON" and rendered["threads"] == "0"
 
 
-@pytest.mark.parametrize("config", [
-    {"journal_mode": "wal; DROP TABLE sbtest1"},
-    {"journal_mode": "WAL2"},
-    {"cache_size": "-2000"},
-    {"cache_size": 10**9},
-    {"page_size": 4000},
-    {"threads": 9},
-    {"no_such_pragma": 1},
-])
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"journal_mode": "wal; DROP TABLE sbtest1"},
+        {"journal_mode": "WAL2"},
+        {"cache_size": "-2000"},
+        {"cache_size": 10**9},
+        {"page_size": 4000},
+        {"threads": 9},
+        {"no_such_pragma": 1},
+    ],
+)
 def test_values_outside_the_catalogue_never_reach_sql(system: SQLiteSystem, config) -> None:
     with pytest.raises(KnobError):
         pragmas.render(config, system.space, system.defaults)
@@ -105,9 +125,16 @@ def test_values_outside_the_catalogue_never_reach_sql(system: SQLiteSystem, conf
         system.apply(config)
 
 
-@pytest.mark.parametrize(("name", "value"), [
-    ("journal_mode", "WAL; DROP TABLE x"), ("cache_size", "1 OR 1"), ("x; y", "1"),
-    ("journal_mode", "'wal'"), ("cache_size", "")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("journal_mode", "WAL; DROP TABLE x"),
+        ("cache_size", "1 OR 1"),
+        ("x; y", "1"),
+        ("journal_mode", "'wal'"),
+        ("cache_size", ""),
+    ],
+)
 def test_worker_refuses_anything_but_a_word_or_an_integer(name: str, value: str) -> None:
     with pytest.raises(ValueError):
         worker.pragma_sql(name, value)
@@ -125,9 +152,10 @@ def test_every_point_of_the_space_renders_safe_tokens(point: list[float]) -> Non
 
 
 def test_mismatches_names_the_pragma() -> None:
-    problems = pragmas.mismatches({"journal_mode": "wal", "mmap_size": 2**32, "cache_spill": True},
-                                  {"journal_mode": "delete", "mmap_size": 0x7FFF0000,
-                                   "cache_spill": 483})
+    problems = pragmas.mismatches(
+        {"journal_mode": "wal", "mmap_size": 2**32, "cache_spill": True},
+        {"journal_mode": "delete", "mmap_size": 0x7FFF0000, "cache_spill": 483},
+    )
     assert len(problems) == 2
     assert problems[0].startswith("journal_mode: requested 'wal'")
     assert problems[1].startswith("mmap_size")
@@ -164,10 +192,18 @@ def test_parse_output_fails_when_more_than_1_percent_of_transactions_fail() -> N
         parse_output(GOOD.replace('"errors": 0', '"errors": 15'))
 
 
-@pytest.mark.parametrize("stdout", ["", TRACEBACK, '{"tps": 1.0', '[1, 2]',
-                                    GOOD.replace('"tps": 4539.048993587282', '"tps": "fast"'),
-                                    GOOD.replace('"qps": 81702.88188457108, ', ''),
-                                    GOOD.replace('"tps": 4539.048993587282', '"tps": NaN')])
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        "",
+        TRACEBACK,
+        '{"tps": 1.0',
+        "[1, 2]",
+        GOOD.replace('"tps": 4539.048993587282', '"tps": "fast"'),
+        GOOD.replace('"qps": 81702.88188457108, ', ""),
+        GOOD.replace('"tps": 4539.048993587282', '"tps": NaN'),
+    ],
+)
 def test_parse_garbage_is_a_workload_error(stdout: str) -> None:
     with pytest.raises(WorkloadError):
         parse_output(stdout)
@@ -183,8 +219,15 @@ def test_workload_rejects_bad_settings() -> None:
 
 # -- expert settings ------------------------------------------------------------------------
 @pytest.mark.parametrize("knob_set", ["10", "all"])
-@pytest.mark.parametrize("machine", [Machine(64 * 2**20, 1), Machine(2 * 2**30, 2),
-                                     Machine(24 * 2**30, 2), Machine(512 * 2**30, 64)])
+@pytest.mark.parametrize(
+    "machine",
+    [
+        Machine(64 * 2**20, 1),
+        Machine(2 * 2**30, 2),
+        Machine(24 * 2**30, 2),
+        Machine(512 * 2**30, 64),
+    ],
+)
 def test_expert_settings_are_valid_partial_configs(knob_set: str, machine: Machine) -> None:
     space = load_catalogue(CATALOGUE, knob_set)
     for rule in (expert.manual, expert.script):

@@ -14,8 +14,15 @@ from harness.store import SampleStore
 
 def _obs(trial: int, status: Status = Status.SUCCEEDED) -> Observation:
     ok = status is Status.SUCCEEDED
-    return Observation(trial, {"a": trial, "mode": "x"}, status, float(trial) if ok else None,
-                       {"tps": 10.0 * trial} if ok else {}, 1.5, trial == 0)
+    return Observation(
+        trial,
+        {"a": trial, "mode": "x"},
+        status,
+        float(trial) if ok else None,
+        {"tps": 10.0 * trial} if ok else {},
+        1.5,
+        trial == 0,
+    )
 
 
 def test_append_load_and_export(tmp_path: Path) -> None:

@@ -50,8 +50,9 @@ def test_jvm_that_cannot_start_is_a_crash_with_log_tail(tmp_path: Path) -> None:
     system = TomcatSystem(extra_java_opts="-XX:+NoSuchOption")
     system.setup(tmp_path, WebExploration())
     try:
-        obs = run_test(system, WebExploration(duration_s=1, warmup_s=0), OBJECTIVE,
-                       system.space.default(), 0)
+        obs = run_test(
+            system, WebExploration(duration_s=1, warmup_s=0), OBJECTIVE, system.space.default(), 0
+        )
         assert obs.status is Status.CRASHED
         assert "NoSuchOption" in obs.extra["log_tail"]
     finally:

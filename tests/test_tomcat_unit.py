@@ -22,6 +22,7 @@ def complete(config: dict) -> dict:
     """The config completed with the whole catalogue's defaults."""
     return render.full_catalogue().complete(config)
 
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -49,7 +50,8 @@ def test_default_server_xml_is_valid_and_carries_each_knob_once() -> None:
 def test_every_config_of_a_sample_renders_to_valid_xml() -> None:
     space = render.full_catalogue()
     for point in load_catalogue(render.CATALOGUE).decode_many(
-            __import__("numpy").random.default_rng(0).random((20, space.dim))):
+        __import__("numpy").random.default_rng(0).random((20, space.dim))
+    ):
         values = complete(point)
         attrs = connector(render.render_server_xml(values, 8080))
         assert attrs["maxThreads"] == str(values["maxThreads"])
@@ -65,8 +67,15 @@ def test_connector_listens_on_the_sut_address() -> None:
 
 
 def test_tuned_values_reach_the_files() -> None:
-    values = complete({"protocol": "nio2", "socket.rxBufSize": "32k", "accessLog": False,
-                              "maxKeepAliveRequests": 1, "cacheMaxSize": 4096})
+    values = complete(
+        {
+            "protocol": "nio2",
+            "socket.rxBufSize": "32k",
+            "accessLog": False,
+            "maxKeepAliveRequests": 1,
+            "cacheMaxSize": 4096,
+        }
+    )
     xml = render.render_server_xml(values, 8080)
     attrs = connector(xml)
     assert attrs["protocol"].endswith("Http11Nio2Protocol")
@@ -76,9 +85,16 @@ def test_tuned_values_reach_the_files() -> None:
 
 
 def test_java_opts_follow_the_jvm_knobs() -> None:
-    opts = render.java_opts(complete({"jvm.heap_mb": 256, "jvm.gc": "Serial",
-                                             "jvm.heap_prealloc": True,
-                                             "jvm.tiered_compilation": False}))
+    opts = render.java_opts(
+        complete(
+            {
+                "jvm.heap_mb": 256,
+                "jvm.gc": "Serial",
+                "jvm.heap_prealloc": True,
+                "jvm.tiered_compilation": False,
+            }
+        )
+    )
     assert {"-Xmx256m", "-Xms256m", "-XX:+UseSerialGC", "-XX:-TieredCompilation"} <= set(opts)
     assert not any(o.startswith("-XX:ParallelGCThreads") for o in opts)
     default = render.java_opts(complete({}))
@@ -99,9 +115,11 @@ def test_parse_wrk_on_captured_output() -> None:
 
 
 def test_parse_wrk_counts_only_good_responses_and_fails_without_any() -> None:
-    line = ("HARNESS_RESULT requests=100 duration_us=1000000 bytes=10 lat_mean_us=1 lat_p50_us=1 "
-            "lat_p99_us=2 lat_max_us=3 err_connect=1 err_read=0 err_write=0 err_status=40 "
-            "err_timeout=2")
+    line = (
+        "HARNESS_RESULT requests=100 duration_us=1000000 bytes=10 lat_mean_us=1 lat_p50_us=1 "
+        "lat_p99_us=2 lat_max_us=3 err_connect=1 err_read=0 err_write=0 err_status=40 "
+        "err_timeout=2"
+    )
     metrics = parse_wrk(line)
     assert metrics["requests_per_s"] == pytest.approx(60.0) and metrics["errors"] == 43
     with pytest.raises(WorkloadError, match="no successful request"):
@@ -111,8 +129,12 @@ def test_parse_wrk_counts_only_good_responses_and_fails_without_any() -> None:
 
 
 def test_start_failure_markers() -> None:
-    assert start_failure("Unrecognized VM option 'X'\nError: Could not create the Java Virtual "
-                         "Machine.") == "Unrecognized VM option 'X'"
+    assert (
+        start_failure(
+            "Unrecognized VM option 'X'\nError: Could not create the Java Virtual Machine."
+        )
+        == "Unrecognized VM option 'X'"
+    )
     assert start_failure("INFO Server startup in [838] milliseconds") is None
 
 

@@ -44,9 +44,11 @@ def test_mix_matches_the_standard_shares() -> None:
 
 
 def test_summarize_counts_rollbacks_as_completed_not_errors() -> None:
-    records = [("new_order", 0.010, "ok")] * 6 + [("new_order", 0.020, "rollback"),
-                                                  ("payment", 0.004, "ok"),
-                                                  ("delivery", 0.5, "error")]
+    records = [("new_order", 0.010, "ok")] * 6 + [
+        ("new_order", 0.020, "rollback"),
+        ("payment", 0.004, "ok"),
+        ("delivery", 0.5, "error"),
+    ]
     summary = summarize(records, elapsed_s=6.0, error_samples=["delivery: deadlock"])
     metrics = summary["metrics"]
     assert metrics["tpmC"] == pytest.approx(60.0)  # 6 committed New-Orders in 6 s
@@ -61,18 +63,27 @@ def test_summarize_counts_rollbacks_as_completed_not_errors() -> None:
 def test_parse_captured_driver_output(database: str) -> None:
     text = (DATA / f"tpcc_{database}.txt").read_text()
     metrics = metrics_from_output(text)
-    assert set(metrics) == {"tpmC", "tps", "latency_avg_ms", "latency_p95_ms",
-                            "latency_p99_ms", "errors", "rollbacks"}
+    assert set(metrics) == {
+        "tpmC",
+        "tps",
+        "latency_avg_ms",
+        "latency_p95_ms",
+        "latency_p99_ms",
+        "errors",
+        "rollbacks",
+    }
     summary = parse_summary(text)
     assert metrics["tpmC"] == pytest.approx(
-        summary["counts"]["new_order"] * 60 / summary["elapsed_s"], rel=0.05)
+        summary["counts"]["new_order"] * 60 / summary["elapsed_s"], rel=0.05
+    )
     with pytest.raises(WorkloadError):
         metrics_from_output("Traceback ...")
 
 
 def test_driver_command_and_scale_checks() -> None:
-    command = driver_command("python3", "run", {"dialect": "sqlite", "path": "/x"}, TINY,
-                             clients=3, duration_s=2.5)
+    command = driver_command(
+        "python3", "run", {"dialect": "sqlite", "path": "/x"}, TINY, clients=3, duration_s=2.5
+    )
     assert command[:4] == ["python3", "-m", "systems.tpcc.driver", "run"]
     assert json.loads(command[5]) == {"dialect": "sqlite", "path": "/x"}
     assert "--clients=3" in command and "--duration=2.5" in command
@@ -84,8 +95,11 @@ def test_driver_command_and_scale_checks() -> None:
 
 
 def test_load_and_run_on_sqlite(tmp_path: Path) -> None:
-    target = {"dialect": "sqlite", "path": str(tmp_path / "tpcc.db"),
-              "init_sql": ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"]}
+    target = {
+        "dialect": "sqlite",
+        "path": str(tmp_path / "tpcc.db"),
+        "init_sql": ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"],
+    }
     conn = connect(target)
     counts = load(conn, dialect_of(target), TINY)
     conn.close()

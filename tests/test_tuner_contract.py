@@ -28,8 +28,17 @@ from tests.conftest import CONF
 TUNERS = sorted(p.stem for p in (CONF / "tuner").glob("*.yaml"))
 BUDGET = 14
 #: Shrunk sizes, applied where a tuner has the parameter, so BUDGET covers every phase.
-SMALL = {"n_initial": 5, "n_startup_trials": 5, "m": 5, "batch": 3, "n_candidates": 300,
-         "n_random": 500, "n_smart": 2, "n_samples": 6, "n_search": 300}
+SMALL = {
+    "n_initial": 5,
+    "n_startup_trials": 5,
+    "m": 5,
+    "batch": 3,
+    "n_candidates": 300,
+    "n_random": 500,
+    "n_smart": 2,
+    "n_samples": 6,
+    "n_search": 300,
+}
 OBJECTIVE = Objective("throughput", "max")
 
 
@@ -47,10 +56,12 @@ def _skip_reason(name: str) -> str | None:
 SLOW = {"gpbo", "optuna_gp", "smac"}
 
 
-@pytest.fixture(params=[pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
-                        for n in TUNERS])
-def make_tuner(request: pytest.FixtureRequest,
-               compose_cfg: Callable[..., DictConfig]) -> Callable[..., Tuner]:
+@pytest.fixture(
+    params=[pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in TUNERS]
+)
+def make_tuner(
+    request: pytest.FixtureRequest, compose_cfg: Callable[..., DictConfig]
+) -> Callable[..., Tuner]:
     name = request.param
     if reason := _skip_reason(name):
         pytest.skip(reason)
@@ -103,8 +114,12 @@ def test_ask_returns_at_most_n_valid_configs(make_tuner: Callable[..., Tuner], n
         assert 1 <= len(batch) <= n
         for config in batch:
             assert space.validate(config) == config
-        tuner.tell([run_test(system, workload, OBJECTIVE, c, trial=trial + i)
-                    for i, c in enumerate(batch)])
+        tuner.tell(
+            [
+                run_test(system, workload, OBJECTIVE, c, trial=trial + i)
+                for i, c in enumerate(batch)
+            ]
+        )
         trial += len(batch)
 
 

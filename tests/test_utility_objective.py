@@ -26,8 +26,11 @@ from harness.utility import (
 )
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
-METRICS = (MetricSpec("tps", "max", "tx/s"), MetricSpec("latency_p99_ms", "min", "ms"),
-           MetricSpec("errors", "min"))
+METRICS = (
+    MetricSpec("tps", "max", "tx/s"),
+    MetricSpec("latency_p99_ms", "min", "ms"),
+    MetricSpec("errors", "min"),
+)
 RUN = {"tps": 4000.0, "latency_p99_ms": 15.5, "errors": 0.0}
 
 
@@ -36,6 +39,7 @@ def build(**cfg: object) -> Objective:
 
 
 # -- building ------------------------------------------------------------------------------
+
 
 def test_plain_config_gives_the_plain_objective() -> None:
     objective = build()
@@ -59,8 +63,11 @@ def test_utility_expression() -> None:
 
 def test_a_bare_metric_utility_keeps_its_direction_and_unit() -> None:
     objective = build(utility="latency_p99_ms")
-    assert (objective.metric, objective.direction, objective.unit) == ("latency_p99_ms", "min",
-                                                                       "ms")
+    assert (objective.metric, objective.direction, objective.unit) == (
+        "latency_p99_ms",
+        "min",
+        "ms",
+    )
 
 
 def test_weighted_sum_shorthand() -> None:
@@ -77,8 +84,11 @@ def test_weighted_sum_shorthand() -> None:
 def test_ratio_per_constant() -> None:
     objective = build(per="cores")
     assert isinstance(objective, UtilityObjective)
-    assert (objective.metric, objective.unit, objective.direction) == ("tps_per_cores",
-                                                                       "tx/s/cores", "max")
+    assert (objective.metric, objective.unit, objective.direction) == (
+        "tps_per_cores",
+        "tx/s/cores",
+        "max",
+    )
     assert objective.value(RUN) == 1000.0
     assert build(utility="tps / cores").value(RUN) == 1000.0
     combined = build(utility="tps - errors", per="cores * 2")
@@ -96,32 +106,43 @@ def test_machine_constants() -> None:
     assert objective.value(RUN) == pytest.approx(4000 / detected["cores"])
 
 
-@pytest.mark.parametrize(("cfg", "fragment"), [
-    ({"utility": "tps - latency"}, "unknown name 'latency' (did you mean 'latency_p99_ms'?)"),
-    ({"constraints": ["p99 <= 50"]}, "objective.constraints[0] 'p99 <= 50' at column 1"),
-    ({"constraints": ["latency_p99_ms <= 5", "tps"]}, "objective.constraints[1] 'tps': must "
-                                                      "be a condition"),
-    ({"constraints": ["cores <= 5"]}, "reads no workload metric"),
-    ({"utility": "3 * cores"}, "reads no workload metric"),
-    ({"utility": "tps < 3"}, "must be a number"),
-    ({"utility": "().__class__"}, "attribute access is not allowed"),
-    ({"utility": "10**10**10 * tps"}, "exponent 1e+10 is too large"),
-    ({"weights": {"tps": 1, "p99": -1}}, "objective.weights: unknown metric 'p99'"),
-    ({"weights": {"tps": "a lot"}}, "objective.weights.tps must be a number"),
-    ({"weights": {"tps": 0}}, "every metric weight 0"),
-    ({"weights": {"tps": 1}, "utility": "tps"}, "either objective.utility or objective.weights"),
-    ({"metric": "tps", "utility": "tps / 2"}, "leave it null"),
-    ({"metric": "p99"}, "unknown objective metric 'p99'"),
-    ({"per": "sockets"}, "objective.per 'sockets' at column 1: unknown name"),
-    ({"direction": "up"}, "must be max or min"),
-    ({"contraints": ["tps > 1"]}, "unknown objective key(s) contraints"),
-    ({"constraints": ["tps > 1"], "constraint_mode": "soft"}, "'infeasible' or 'penalty'"),
-    ({"constraints": ["tps > 1"], "constraint_mode": "penalty"}, "needs objective.penalty > 0"),
-    ({"constraints": ["tps > 1"], "constraint_mode": "penalty", "penalty": -1}, ">= 0"),
-    ({"constraints": ["tps > 1"], "penalty": "high"}, "objective.penalty must be a number"),
-    ({"constraints": {"a": "tps > 1"}}, "must be a list of conditions"),
-    ({"name": "x"}, "objective.name labels a utility"),
-])
+@pytest.mark.parametrize(
+    ("cfg", "fragment"),
+    [
+        ({"utility": "tps - latency"}, "unknown name 'latency' (did you mean 'latency_p99_ms'?)"),
+        ({"constraints": ["p99 <= 50"]}, "objective.constraints[0] 'p99 <= 50' at column 1"),
+        (
+            {"constraints": ["latency_p99_ms <= 5", "tps"]},
+            "objective.constraints[1] 'tps': must be a condition",
+        ),
+        ({"constraints": ["cores <= 5"]}, "reads no workload metric"),
+        ({"utility": "3 * cores"}, "reads no workload metric"),
+        ({"utility": "tps < 3"}, "must be a number"),
+        ({"utility": "().__class__"}, "attribute access is not allowed"),
+        ({"utility": "10**10**10 * tps"}, "exponent 1e+10 is too large"),
+        ({"weights": {"tps": 1, "p99": -1}}, "objective.weights: unknown metric 'p99'"),
+        ({"weights": {"tps": "a lot"}}, "objective.weights.tps must be a number"),
+        ({"weights": {"tps": 0}}, "every metric weight 0"),
+        (
+            {"weights": {"tps": 1}, "utility": "tps"},
+            "either objective.utility or objective.weights",
+        ),
+        ({"metric": "tps", "utility": "tps / 2"}, "leave it null"),
+        ({"metric": "p99"}, "unknown objective metric 'p99'"),
+        ({"per": "sockets"}, "objective.per 'sockets' at column 1: unknown name"),
+        ({"direction": "up"}, "must be max or min"),
+        ({"contraints": ["tps > 1"]}, "unknown objective key(s) contraints"),
+        ({"constraints": ["tps > 1"], "constraint_mode": "soft"}, "'infeasible' or 'penalty'"),
+        (
+            {"constraints": ["tps > 1"], "constraint_mode": "penalty"},
+            "needs objective.penalty > 0",
+        ),
+        ({"constraints": ["tps > 1"], "constraint_mode": "penalty", "penalty": -1}, ">= 0"),
+        ({"constraints": ["tps > 1"], "penalty": "high"}, "objective.penalty must be a number"),
+        ({"constraints": {"a": "tps > 1"}}, "must be a list of conditions"),
+        ({"name": "x"}, "objective.name labels a utility"),
+    ],
+)
 def test_bad_config_is_refused_before_any_test(cfg: dict[str, object], fragment: str) -> None:
     with pytest.raises(ConfigError) as info:
         build_objective(cfg, METRICS, {"cores": 4.0})
@@ -139,6 +160,7 @@ def test_bad_constants_are_refused() -> None:
 
 
 # -- assessing -----------------------------------------------------------------------------
+
 
 def test_infeasible_mode() -> None:
     objective = build(constraints=["latency_p99_ms <= 12"])
@@ -163,16 +185,21 @@ def test_the_loops_assess_dispatches_to_the_utility_objective() -> None:
 
 
 def test_penalty_mode() -> None:
-    objective = build(constraints=["latency_p99_ms <= 12", "errors == 0"],
-                      constraint_mode="penalty", penalty=100)
+    objective = build(
+        constraints=["latency_p99_ms <= 12", "errors == 0"], constraint_mode="penalty", penalty=100
+    )
     verdict = assess(objective, {**RUN, "errors": 2.0})
     assert verdict.status == "SUCCEEDED"
     assert verdict.score == pytest.approx(4000 - 100 * (3.5 + 2.0))
     assert "penalised 550" in verdict.message and "errors == 0 (misses by 2)" in verdict.message
     assert assess(objective, {**RUN, "latency_p99_ms": 10.0}).score == 4000.0
     # Minimised utility: the penalty still lowers the (larger-is-better) score.
-    latency = build(metric="latency_p99_ms", constraints=["tps >= 5000"],
-                    constraint_mode="penalty", penalty=0.01)
+    latency = build(
+        metric="latency_p99_ms",
+        constraints=["tps >= 5000"],
+        constraint_mode="penalty",
+        penalty=0.01,
+    )
     assert assess(latency, RUN).score == pytest.approx(-15.5 - 10.0)
 
 
@@ -188,17 +215,21 @@ def test_missing_metrics_and_bad_arithmetic_are_failures() -> None:
 
 def test_infeasible_tests_lose_every_comparison_in_the_tuner() -> None:
     system = SyntheticSystem("10")
-    objective = build_objective({"constraints": ["latency_p99_ms <= 12"]},
-                                SyntheticWorkload.metrics, {})
+    objective = build_objective(
+        {"constraints": ["latency_p99_ms <= 12"]}, SyntheticWorkload.metrics, {}
+    )
     tuner = LHSTuner(system.space, seed=0, budget=4)
-    runs = [{"throughput": 9000.0, "latency_p99_ms": 30.0},  # best throughput, infeasible
-            {"throughput": 3000.0, "latency_p99_ms": 10.0},
-            {"throughput": 5000.0, "latency_p99_ms": 11.0}]
+    runs = [
+        {"throughput": 9000.0, "latency_p99_ms": 30.0},  # best throughput, infeasible
+        {"throughput": 3000.0, "latency_p99_ms": 10.0},
+        {"throughput": 5000.0, "latency_p99_ms": 11.0},
+    ]
     observations = []
     for trial, (config, metrics) in enumerate(zip(tuner.ask(3), runs, strict=True)):
         verdict = assess(objective, metrics)
-        observations.append(Observation(trial, config, Status(verdict.status), verdict.score,
-                                        metrics))
+        observations.append(
+            Observation(trial, config, Status(verdict.status), verdict.score, metrics)
+        )
     tuner.tell(observations)
     scores = tuner.scores()
     assert scores[0] < scores[1] < scores[2]
@@ -219,14 +250,22 @@ def test_improvement_and_better() -> None:
 
 
 def test_describe_and_reported_metrics() -> None:
-    objective = build(utility="tps - errors", constraints=["latency_p99_ms <= 12"],
-                      constraint_mode="penalty", penalty=2)
+    objective = build(
+        utility="tps - errors",
+        constraints=["latency_p99_ms <= 12"],
+        constraint_mode="penalty",
+        penalty=2,
+    )
     assert isinstance(objective, UtilityObjective)
     assert objective.reported_metrics == ("errors", "tps", "latency_p99_ms")
     assert describe(objective) == {
-        "objective": "utility", "objective.direction": "max",
-        "objective.utility": "tps - errors", "objective.constraints": "latency_p99_ms <= 12",
-        "objective.constraint_mode": "penalty", "objective.penalty": "2"}
+        "objective": "utility",
+        "objective.direction": "max",
+        "objective.utility": "tps - errors",
+        "objective.constraints": "latency_p99_ms <= 12",
+        "objective.constraint_mode": "penalty",
+        "objective.penalty": "2",
+    }
     assert describe(build()) == {"objective": "tps", "objective.direction": "max"}
 
 
@@ -239,10 +278,20 @@ def test_inherited_for_workload_gives_a_plain_metric() -> None:
 
 # -- rescoring -----------------------------------------------------------------------------
 
-def _obs(trial: int, status: Status, metrics: dict[str, float],
-         score: float | None = None) -> Observation:
-    return Observation(trial, {"k": trial}, status, score, metrics, duration_s=1.5,
-                       message="old", extra={"log_tail": "x"})
+
+def _obs(
+    trial: int, status: Status, metrics: dict[str, float], score: float | None = None
+) -> Observation:
+    return Observation(
+        trial,
+        {"k": trial},
+        status,
+        score,
+        metrics,
+        duration_s=1.5,
+        message="old",
+        extra={"log_tail": "x"},
+    )
 
 
 def test_rescore_keeps_raw_metrics_and_untouchable_tests() -> None:
@@ -255,14 +304,24 @@ def test_rescore_keeps_raw_metrics_and_untouchable_tests() -> None:
         _obs(5, Status.TIMED_OUT, {}),
     ]
     new = rescore(stored, build(metric="latency_p99_ms", constraints=["tps >= 4500"]))
-    assert [o.status for o in new] == [Status.INFEASIBLE, Status.SUCCEEDED, Status.CRASHED,
-                                       Status.FAILED, Status.FAILED, Status.TIMED_OUT]
+    assert [o.status for o in new] == [
+        Status.INFEASIBLE,
+        Status.SUCCEEDED,
+        Status.CRASHED,
+        Status.FAILED,
+        Status.FAILED,
+        Status.TIMED_OUT,
+    ]
     assert new[1].score == -9.0 and new[1].message == ""
     assert "metric 'tps' is missing" in new[4].message
     assert new[2] is stored[2] and new[3] is stored[3]
     for before, after in zip(stored, new, strict=True):
-        assert (after.metrics, after.config, after.duration_s, after.extra) == \
-            (before.metrics, before.config, before.duration_s, before.extra)
+        assert (after.metrics, after.config, after.duration_s, after.extra) == (
+            before.metrics,
+            before.config,
+            before.duration_s,
+            before.extra,
+        )
     # And back: a plain objective revives the infeasible test.
     back = rescore(new, build())
     assert back[0].status is Status.SUCCEEDED and back[0].score == 4000.0
@@ -283,8 +342,9 @@ def _best(observations: list[Observation]) -> Observation:
     return max((o for o in observations if o.ok), key=lambda o: (o.score, -o.trial))
 
 
-def test_session_with_a_latency_constraint_ends_feasible(tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_session_with_a_latency_constraint_ends_feasible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The proposed integration: the loop assesses through harness.utility.assess. (No-op once
     # harness.loop dispatches by itself.)
     monkeypatch.setattr(harness.loop, "assess", assess, raising=False)
@@ -293,8 +353,9 @@ def test_session_with_a_latency_constraint_ends_feasible(tmp_path: Path,
     observations = _session(tmp_path, objective)
 
     default = observations[0]
-    assert default.is_default and default.metrics["latency_p99_ms"] > BOUND, \
+    assert default.is_default and default.metrics["latency_p99_ms"] > BOUND, (
         "the bound must bind: the synthetic default should violate it"
+    )
     assert default.status is Status.INFEASIBLE and default.score is None
     infeasible = [o for o in observations if o.status is Status.INFEASIBLE]
     feasible = [o for o in observations if o.ok]
@@ -325,12 +386,21 @@ def test_session_with_the_loop_as_it_is(tmp_path: Path) -> None:
 
 def test_penalty_mode_session_trades_throughput_for_latency(tmp_path: Path) -> None:
     metrics = SyntheticWorkload.metrics
-    objective = build_objective({"constraints": [f"latency_p99_ms <= {BOUND:g}"],
-                                 "constraint_mode": "penalty", "penalty": 1000.0}, metrics, {})
+    objective = build_objective(
+        {
+            "constraints": [f"latency_p99_ms <= {BOUND:g}"],
+            "constraint_mode": "penalty",
+            "penalty": 1000.0,
+        },
+        metrics,
+        {},
+    )
     observations = _session(tmp_path, objective)
     ran = [o for o in observations if o.metrics]
     assert all(o.status is Status.SUCCEEDED for o in ran)
-    expected = [o.metrics["throughput"] - 1000.0 * max(o.metrics["latency_p99_ms"] - BOUND, 0.0)
-                for o in ran]
+    expected = [
+        o.metrics["throughput"] - 1000.0 * max(o.metrics["latency_p99_ms"] - BOUND, 0.0)
+        for o in ran
+    ]
     assert np.allclose([o.score if o.score is not None else np.nan for o in ran], expected)
     assert _best(observations).metrics["latency_p99_ms"] <= BOUND

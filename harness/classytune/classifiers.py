@@ -40,9 +40,15 @@ def make_classifier(name: str = "xgboost", seed: int = 0, **options: Any) -> Any
     if name == "xgboost":
         from xgboost import XGBClassifier
 
-        params: dict[str, Any] = dict(n_estimators=200, max_depth=3, learning_rate=0.3,
-                                      tree_method="hist", n_jobs=1, random_state=seed,
-                                      verbosity=0)
+        params: dict[str, Any] = dict(
+            n_estimators=200,
+            max_depth=3,
+            learning_rate=0.3,
+            tree_method="hist",
+            n_jobs=1,
+            random_state=seed,
+            verbosity=0,
+        )
         return XGBClassifier(**{**params, **options})
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -54,13 +60,13 @@ def make_classifier(name: str = "xgboost", seed: int = 0, **options: Any) -> Any
     if name == "random_forest":
         from sklearn.ensemble import RandomForestClassifier
 
-        return RandomForestClassifier(**{"n_estimators": 100, "n_jobs": 1, "random_state": seed,
-                                         **options})
+        return RandomForestClassifier(
+            **{"n_estimators": 100, "n_jobs": 1, "random_state": seed, **options}
+        )
     if name == "logistic":
         from sklearn.linear_model import LogisticRegression
 
-        return make_pipeline(StandardScaler(), LogisticRegression(**{"max_iter": 1000,
-                                                                     **options}))
+        return make_pipeline(StandardScaler(), LogisticRegression(**{"max_iter": 1000, **options}))
     if name == "svm":
         from sklearn.svm import SVC
 
@@ -68,9 +74,18 @@ def make_classifier(name: str = "xgboost", seed: int = 0, **options: Any) -> Any
     if name == "mlp":
         from sklearn.neural_network import MLPClassifier
 
-        return make_pipeline(StandardScaler(), MLPClassifier(
-            **{"hidden_layer_sizes": (64, 64), "early_stopping": True, "max_iter": 300,
-               "random_state": seed, **options}))
+        return make_pipeline(
+            StandardScaler(),
+            MLPClassifier(
+                **{
+                    "hidden_layer_sizes": (64, 64),
+                    "early_stopping": True,
+                    "max_iter": 300,
+                    "random_state": seed,
+                    **options,
+                }
+            ),
+        )
     raise ValueError(f"unknown classifier {name!r}; choose one of {', '.join(CLASSIFIERS)}")
 
 

@@ -38,8 +38,16 @@ __all__ = [
 DEFAULT_BITS = 26
 MAX_BITS = 26  # 2 * 26 = 52 bits: exact in a float64 mantissa
 
-_M = [np.uint64(m) for m in (0x0000FFFF0000FFFF, 0x00FF00FF00FF00FF, 0x0F0F0F0F0F0F0F0F,
-                             0x3333333333333333, 0x5555555555555555)]
+_M = [
+    np.uint64(m)
+    for m in (
+        0x0000FFFF0000FFFF,
+        0x00FF00FF00FF00FF,
+        0x0F0F0F0F0F0F0F0F,
+        0x3333333333333333,
+        0x5555555555555555,
+    )
+]
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
@@ -85,8 +93,10 @@ def dezorder(z: np.ndarray, bits: int = DEFAULT_BITS) -> tuple[np.ndarray, np.nd
     bits = _check_bits(bits)
     code = np.rint(np.asarray(z, dtype=float) * float(1 << (2 * bits))).astype(np.uint64)
     scale = float(1 << bits)
-    return (_compact(code >> np.uint64(1)).astype(float) / scale,
-            _compact(code).astype(float) / scale)
+    return (
+        _compact(code >> np.uint64(1)).astype(float) / scale,
+        _compact(code).astype(float) / scale,
+    )
 
 
 def _difference(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
@@ -98,7 +108,10 @@ def _concat(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
 
 
 METHODS: dict[str, Callable[[np.ndarray, np.ndarray, int], np.ndarray]] = {
-    "zorder": zorder, "difference": _difference, "concat": _concat}
+    "zorder": zorder,
+    "difference": _difference,
+    "concat": _concat,
+}
 
 
 def induced_dim(method: str, dim: int) -> int:
@@ -111,12 +124,14 @@ def _method(name: str) -> Callable[[np.ndarray, np.ndarray, int], np.ndarray]:
     try:
         return METHODS[name]
     except KeyError:
-        raise ValueError(f"unknown induction {name!r}; choose one of {', '.join(METHODS)}") \
-            from None
+        raise ValueError(
+            f"unknown induction {name!r}; choose one of {', '.join(METHODS)}"
+        ) from None
 
 
-def induce(xa: np.ndarray, xb: np.ndarray, method: str = "zorder",
-           bits: int = DEFAULT_BITS) -> np.ndarray:
+def induce(
+    xa: np.ndarray, xb: np.ndarray, method: str = "zorder", bits: int = DEFAULT_BITS
+) -> np.ndarray:
     """Rows for pairs ``(xa[r], xb[r])``; both of shape (n, d). Row r says "xa[r] vs xb[r]"."""
     xa = np.atleast_2d(np.asarray(xa, dtype=float))
     xb = np.atleast_2d(np.asarray(xb, dtype=float))
@@ -131,9 +146,13 @@ def ordered_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return ia, ib
 
 
-def induce_all_pairs(points: np.ndarray, scores: np.ndarray, method: str = "zorder",
-                     bits: int = DEFAULT_BITS,
-                     ties: str = "skip") -> tuple[np.ndarray, np.ndarray]:
+def induce_all_pairs(
+    points: np.ndarray,
+    scores: np.ndarray,
+    method: str = "zorder",
+    bits: int = DEFAULT_BITS,
+    ties: str = "skip",
+) -> tuple[np.ndarray, np.ndarray]:
     """Training rows and labels from every ordered pair: label 1 iff score[a] > score[b].
 
     ``ties="skip"`` drops pairs with equal scores (both orders would say "not better", a
@@ -151,8 +170,9 @@ def induce_all_pairs(points: np.ndarray, scores: np.ndarray, method: str = "zord
     return rows, (scores[ia] > scores[ib]).astype(np.int64)
 
 
-def induce_against(candidates: np.ndarray, pivot: np.ndarray, method: str = "zorder",
-                   bits: int = DEFAULT_BITS) -> np.ndarray:
+def induce_against(
+    candidates: np.ndarray, pivot: np.ndarray, method: str = "zorder", bits: int = DEFAULT_BITS
+) -> np.ndarray:
     """Rows "candidate vs pivot" for every candidate (label 1 would mean it beats the pivot)."""
     candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
     pivots = np.broadcast_to(np.asarray(pivot, dtype=float), candidates.shape)

@@ -36,9 +36,15 @@ SETTINGS = "settings.json"
 
 
 def _knob_entry(knob: Knob) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": knob.name, "type": knob.type, "default": knob.default,
-                             "log": knob.log, "unit": knob.unit, "restart": knob.restart,
-                             "description": knob.description}
+    entry: dict[str, Any] = {
+        "name": knob.name,
+        "type": knob.type,
+        "default": knob.default,
+        "log": knob.log,
+        "unit": knob.unit,
+        "restart": knob.restart,
+        "description": knob.description,
+    }
     if knob.low is not None:
         entry["min"], entry["max"] = knob.low, knob.high
     if knob.values:
@@ -73,24 +79,50 @@ def save_artifacts(directory: Path, tuner: ClassyTuneTuner, model: Any) -> None:
             model_file = "classifier.joblib"
             joblib.dump(model, directory / model_file)
     best = tuner.best()
-    settings = {"format": FORMAT, "tuner": tuner.params(),
-                "space": [_knob_entry(k) for k in space.knobs],
-                "induction": tuner.induction, "bits": tuner.bits,
-                "classifier": tuner.classifier, "model_file": model_file,
-                "best_trial": best.trial if best else None, "round_log": tuner.round_log}
+    settings = {
+        "format": FORMAT,
+        "tuner": tuner.params(),
+        "space": [_knob_entry(k) for k in space.knobs],
+        "induction": tuner.induction,
+        "bits": tuner.bits,
+        "classifier": tuner.classifier,
+        "model_file": model_file,
+        "best_trial": best.trial if best else None,
+        "round_log": tuner.round_log,
+    }
     (directory / SETTINGS).write_text(json.dumps(_jsonable(settings), indent=2))
-    samples = {"trials": [o.trial for o in tuner.history],
-               "status": [o.status.value for o in tuner.history],
-               "score": [o.score for o in tuner.history], "imputed_score": scores.tolist(),
-               "points": points.tolist(), "configs": [o.config for o in tuner.history]}
+    samples = {
+        "trials": [o.trial for o in tuner.history],
+        "status": [o.status.value for o in tuner.history],
+        "score": [o.score for o in tuner.history],
+        "imputed_score": scores.tolist(),
+        "points": points.tolist(),
+        "configs": [o.config for o in tuner.history],
+    }
     (directory / "samples.json").write_text(json.dumps(_jsonable(samples)))
     with (directory / "samples.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["trial", "status", "score", "imputed_score",
-                         *(f"u.{n}" for n in space.names), *(f"config.{n}" for n in space.names)])
+        writer.writerow(
+            [
+                "trial",
+                "status",
+                "score",
+                "imputed_score",
+                *(f"u.{n}" for n in space.names),
+                *(f"config.{n}" for n in space.names),
+            ]
+        )
         for obs, point, imputed in zip(tuner.history, points, scores, strict=True):
-            writer.writerow([obs.trial, obs.status.value, obs.score, imputed, *point,
-                             *(obs.config[n] for n in space.names)])
+            writer.writerow(
+                [
+                    obs.trial,
+                    obs.status.value,
+                    obs.score,
+                    imputed,
+                    *point,
+                    *(obs.config[n] for n in space.names),
+                ]
+            )
 
 
 @dataclass
@@ -115,14 +147,18 @@ def load_artifacts(directory: str | Path) -> Artifacts:
     ``artifacts/``); raise ConfigError with a one-line reason if it is not one."""
     directory = Path(directory)
     if not directory.exists():
-        raise ConfigError(f"{directory} does not exist; pass a ClassyTune artifact directory "
-                          "(results/sessions/<id>/artifacts)")
+        raise ConfigError(
+            f"{directory} does not exist; pass a ClassyTune artifact directory "
+            "(results/sessions/<id>/artifacts)"
+        )
     if not (directory / SETTINGS).exists() and (directory / "artifacts" / SETTINGS).exists():
         directory = directory / "artifacts"
     settings_path = directory / SETTINGS
     if not settings_path.is_file():
-        raise ConfigError(f"{directory} holds no {SETTINGS}; it is not a ClassyTune artifact "
-                          "directory (sessions run with tuner=classytune write one)")
+        raise ConfigError(
+            f"{directory} holds no {SETTINGS}; it is not a ClassyTune artifact "
+            "directory (sessions run with tuner=classytune write one)"
+        )
     try:
         settings = json.loads(settings_path.read_text())
         samples = json.loads((directory / "samples.json").read_text())
@@ -130,16 +166,25 @@ def load_artifacts(directory: str | Path) -> Artifacts:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{directory}: unreadable ClassyTune artifacts ({exc})") from None
     if settings.get("format") != FORMAT:
-        raise ConfigError(f"{directory}: artifact format {settings.get('format')!r}, "
-                          f"this version reads {FORMAT}")
+        raise ConfigError(
+            f"{directory}: artifact format {settings.get('format')!r}, this version reads {FORMAT}"
+        )
     model_file = settings.get("model_file")
     if not model_file or not (directory / model_file).is_file():
-        raise ConfigError(f"{directory}: no trained classifier saved (the session had fewer "
-                          "than two distinct scores, or the model file is missing)")
+        raise ConfigError(
+            f"{directory}: no trained classifier saved (the session had fewer "
+            "than two distinct scores, or the model file is missing)"
+        )
     model = _load_model(directory / model_file)
-    return Artifacts(directory, settings, space, model,
-                     np.asarray(samples["points"], dtype=float).reshape(-1, space.dim),
-                     np.asarray(samples["imputed_score"], dtype=float), samples["configs"])
+    return Artifacts(
+        directory,
+        settings,
+        space,
+        model,
+        np.asarray(samples["points"], dtype=float).reshape(-1, space.dim),
+        np.asarray(samples["imputed_score"], dtype=float),
+        samples["configs"],
+    )
 
 
 def _load_model(path: Path) -> Any:

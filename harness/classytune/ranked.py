@@ -57,8 +57,9 @@ def snap_points(space: Space, points: np.ndarray) -> np.ndarray:
     return out
 
 
-def local_candidates(elites: np.ndarray, n: int, scale: float, n_dims: float,
-                     rng: np.random.Generator) -> np.ndarray:
+def local_candidates(
+    elites: np.ndarray, n: int, scale: float, n_dims: float, rng: np.random.Generator
+) -> np.ndarray:
     """``n`` perturbations of the ``elites`` (rows in [0, 1]^d, cycled best first): each knob
     moves with probability ``min(1, n_dims / d)`` (at least one knob always moves) by a
     Gaussian step of standard deviation ``scale``, clipped to [0, 1]."""
@@ -73,8 +74,13 @@ def local_candidates(elites: np.ndarray, n: int, scale: float, n_dims: float,
     return np.clip(np.where(moved, base + steps, base), 0.0, 1.0)
 
 
-def rank_candidates(model: Any, candidates: np.ndarray, opponents: np.ndarray,
-                    induction: str = "zorder", bits: int = 26) -> np.ndarray:
+def rank_candidates(
+    model: Any,
+    candidates: np.ndarray,
+    opponents: np.ndarray,
+    induction: str = "zorder",
+    bits: int = 26,
+) -> np.ndarray:
     """Mean predicted win probability of each candidate against each opponent."""
     total = np.zeros(len(candidates))
     for opponent in np.atleast_2d(opponents):
@@ -82,8 +88,9 @@ def rank_candidates(model: Any, candidates: np.ndarray, opponents: np.ndarray,
     return total / max(len(np.atleast_2d(opponents)), 1)
 
 
-def select_new(candidates: np.ndarray, scores: np.ndarray, m: int, snapped: np.ndarray,
-               measured: np.ndarray) -> np.ndarray:
+def select_new(
+    candidates: np.ndarray, scores: np.ndarray, m: int, snapped: np.ndarray, measured: np.ndarray
+) -> np.ndarray:
     """Indices of the ``m`` best-scored candidates whose snapped setting (``snapped[i]``) is
     neither measured nor taken already; ties keep the candidates' order."""
     if m <= 0:
@@ -101,32 +108,52 @@ def select_new(candidates: np.ndarray, scores: np.ndarray, m: int, snapped: np.n
     return np.array(chosen, dtype=int)
 
 
-def ranked_batch(model: Any, points: np.ndarray, scores: np.ndarray, m: int,
-                 space: Space, rng: np.random.Generator, n_global: int, n_local: int,
-                 n_elite: int, opponents: int, scale: float, n_dims: float,
-                 induction: str = "zorder", bits: int = 26,
-                 global_share: float = 0.0) -> tuple[np.ndarray, dict[str, Any]]:
+def ranked_batch(
+    model: Any,
+    points: np.ndarray,
+    scores: np.ndarray,
+    m: int,
+    space: Space,
+    rng: np.random.Generator,
+    n_global: int,
+    n_local: int,
+    n_elite: int,
+    opponents: int,
+    scale: float,
+    n_dims: float,
+    induction: str = "zorder",
+    bits: int = 26,
+    global_share: float = 0.0,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """One round's ``m`` tests (rows in [0, 1]^d) and a log entry; candidates are snapped to the
     knobs' types (:func:`snap_points`). ``global_share`` of the tests (rounded up) are the best
     of the global candidates alone, so exploration goes on when perturbations of the elites
     outrank everything else."""
     order = np.argsort(-scores, kind="stable")
     d = points.shape[1]
-    candidates = np.vstack([latin_hypercube(n_global, d, rng),
-                            local_candidates(points[order[:n_elite]], n_local, scale, n_dims,
-                                             rng)])
+    candidates = np.vstack(
+        [
+            latin_hypercube(n_global, d, rng),
+            local_candidates(points[order[:n_elite]], n_local, scale, n_dims, rng),
+        ]
+    )
     candidates = snap_points(space, candidates)
     ranks = rank_candidates(model, candidates, points[order[:opponents]], induction, bits)
     measured = snap_points(space, points)
     n_explore = min(m, int(np.ceil(global_share * m))) if n_local else 0
-    explore = select_new(candidates[:n_global], ranks[:n_global], n_explore,
-                         candidates[:n_global], measured)
-    rest = select_new(candidates, ranks, m - len(explore), candidates,
-                      np.vstack([measured, candidates[explore]]))
+    explore = select_new(
+        candidates[:n_global], ranks[:n_global], n_explore, candidates[:n_global], measured
+    )
+    rest = select_new(
+        candidates, ranks, m - len(explore), candidates, np.vstack([measured, candidates[explore]])
+    )
     chosen = np.concatenate([explore, rest]).astype(int)
     batch = candidates[chosen]
     if len(batch) < m:  # everything was measured already (tiny spaces): fill by LHS
         batch = np.vstack([batch, latin_hypercube(m - len(batch), d, rng)])
     local = int(np.sum(chosen >= n_global))
-    return batch, {"n_candidates": len(candidates), "n_local_chosen": local,
-                   "top_score": float(ranks[chosen[0]]) if len(chosen) else 0.0}
+    return batch, {
+        "n_candidates": len(candidates),
+        "n_local_chosen": local,
+        "top_score": float(ranks[chosen[0]]) if len(chosen) else 0.0,
+    }

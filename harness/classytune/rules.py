@@ -34,7 +34,7 @@ __all__ = ["Rule", "parse_rules", "rule_pairs"]
 
 @dataclass(frozen=True)
 class Rule:
-    """"Changing ``knob`` in ``direction`` within [low, high] raises performance"."""
+    """ "Changing ``knob`` in ``direction`` within [low, high] raises performance"."""
 
     knob: str
     direction: str = "increase"
@@ -52,12 +52,18 @@ def parse_rules(entries: Sequence[Mapping[str, Any]] | None, space: Space) -> li
         where = f"rule {i} ({dict(entry)})"
         extra = set(entry) - {"knob", "direction", "low", "high"}
         if extra:
-            raise ConfigError(f"{where}: unknown field(s) {', '.join(sorted(extra))}; "
-                              "use knob, direction, low, high")
+            raise ConfigError(
+                f"{where}: unknown field(s) {', '.join(sorted(extra))}; "
+                "use knob, direction, low, high"
+            )
         if "knob" not in entry:
             raise ConfigError(f"{where}: needs 'knob'")
-        rule = Rule(str(entry["knob"]), str(entry.get("direction", "increase")),
-                    entry.get("low"), entry.get("high"))
+        rule = Rule(
+            str(entry["knob"]),
+            str(entry.get("direction", "increase")),
+            entry.get("low"),
+            entry.get("high"),
+        )
         if rule.knob not in space:
             raise ConfigError(f"{where}: unknown knob; the space has {', '.join(space.names)}")
         if rule.direction not in ("increase", "decrease"):
@@ -79,8 +85,9 @@ def _unit_range(rule: Rule, space: Space, where: str = "rule") -> tuple[float, f
     return low, high
 
 
-def rule_pairs(rules: Sequence[Rule], space: Space, n: int,
-               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rule_pairs(
+    rules: Sequence[Rule], space: Space, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(xa, xb, label)`` arrays: for each rule up to ``2n`` pairs, label 1 iff xa is better."""
     xas, xbs, labels = [], [], []
     for rule in rules:

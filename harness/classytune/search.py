@@ -64,9 +64,12 @@ def elbow_k(inertias: Sequence[float]) -> int:
     return best + 1 if above[best] > 1e-12 else 1
 
 
-def subspace_bounds(centre: np.ndarray, evaluated: np.ndarray,
-                    low: np.ndarray | None = None,
-                    high: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def subspace_bounds(
+    centre: np.ndarray,
+    evaluated: np.ndarray,
+    low: np.ndarray | None = None,
+    high: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Box around ``centre``: per dimension, the nearest evaluated value strictly below and
     strictly above the centre's value. A side with no evaluated value keeps the outer bound
     (``low``/``high``, default 0 and 1)."""
@@ -93,8 +96,9 @@ def allocate(m: int, sizes: Sequence[int]) -> list[int]:
     return shares
 
 
-def cluster_winners(winners: np.ndarray, k_max: int, seed: int,
-                    n_init: int = 3) -> tuple[np.ndarray, np.ndarray, list[float], np.ndarray]:
+def cluster_winners(
+    winners: np.ndarray, k_max: int, seed: int, n_init: int = 3
+) -> tuple[np.ndarray, np.ndarray, list[float], np.ndarray]:
     """KMeans of the winners with k from :func:`elbow_k`: (centres, sizes, inertias by k,
     cluster label of each winner)."""
     from sklearn.cluster import KMeans
@@ -137,18 +141,30 @@ class SearchResult:
         """``m`` LHS points spread over the subspaces by :func:`allocate`, and the index of
         each point's subspace."""
         shares = allocate(m, list(self.sizes))
-        parts = [latin_hypercube(share, self.pivot.size, rng, lo, hi)
-                 for share, lo, hi in zip(shares, self.lows, self.highs, strict=True)]
+        parts = [
+            latin_hypercube(share, self.pivot.size, rng, lo, hi)
+            for share, lo, hi in zip(shares, self.lows, self.highs, strict=True)
+        ]
         boxes = np.repeat(np.arange(len(shares)), shares)
         if not parts:
             return np.empty((0, self.pivot.size)), boxes
         return np.vstack(parts), boxes
 
 
-def find_subspaces(model: Any, points: np.ndarray, scores: np.ndarray, n_candidates: int,
-                   k_max: int, rng: np.random.Generator, seed: int, induction: str = "zorder",
-                   bits: int = 26, max_winners: int | None = None,
-                   centre: str = "mean", include_pivot: bool = False) -> SearchResult:
+def find_subspaces(
+    model: Any,
+    points: np.ndarray,
+    scores: np.ndarray,
+    n_candidates: int,
+    k_max: int,
+    rng: np.random.Generator,
+    seed: int,
+    induction: str = "zorder",
+    bits: int = 26,
+    max_winners: int | None = None,
+    centre: str = "mean",
+    include_pivot: bool = False,
+) -> SearchResult:
     """Algorithm 1 lines 2-9 plus the bounding: pivot, winners, centres, boxes.
 
     The paper's search is ``max_winners=None, centre="mean"``. Extensions: ``max_winners`` keeps
@@ -175,15 +191,24 @@ def find_subspaces(model: Any, points: np.ndarray, scores: np.ndarray, n_candida
         centres, sizes, inertias, labels = cluster_winners(winners, k_max, seed)
         fallback = False
         if centre == "best":  # winners are sorted by confidence: first member = most confident
-            centres = np.array([winners[np.flatnonzero(labels == c)[0]]
-                                for c in range(len(centres))])
+            centres = np.array(
+                [winners[np.flatnonzero(labels == c)[0]] for c in range(len(centres))]
+            )
         if include_pivot:  # also refine around the best measured setting (BestConfig-like)
             centres = np.vstack([centres, pivot])
             sizes = np.append(sizes, sizes.max())
     else:
         centres, sizes, fallback = pivot[None, :].copy(), np.array([1]), True
     boxes = [subspace_bounds(c, points) for c in centres]
-    return SearchResult(pivot=pivot, n_candidates=n_candidates, n_winners=len(winners),
-                        centres=centres, sizes=sizes, lows=np.array([b[0] for b in boxes]),
-                        highs=np.array([b[1] for b in boxes]), inertias=inertias,
-                        fallback=fallback, seconds=time.perf_counter() - started)
+    return SearchResult(
+        pivot=pivot,
+        n_candidates=n_candidates,
+        n_winners=len(winners),
+        centres=centres,
+        sizes=sizes,
+        lows=np.array([b[0] for b in boxes]),
+        highs=np.array([b[1] for b in boxes]),
+        inertias=inertias,
+        fallback=fallback,
+        seconds=time.perf_counter() - started,
+    )

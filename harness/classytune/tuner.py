@@ -94,22 +94,42 @@ class ClassyTuneTuner(Tuner):
 
     name = "classytune"
 
-    def __init__(self, space: Space, seed: int = 0, budget: int = 100,
-                 initial_fraction: float = 0.5, n_initial: int | None = None, rounds: int = 1,
-                 s_factor: float = 100.0, n_candidates: int | None = None, k_max: int = 5,
-                 induction: str = "zorder", bits: int = DEFAULT_BITS,
-                 classifier: str = "xgboost",
-                 classifier_options: Mapping[str, Any] | None = None, ties: str = "skip",
-                 rules: Sequence[Mapping[str, Any]] | None = None, rule_samples: int = 100,
-                 dedupe: bool = True, max_winners: int | None = None,
-                 centre: str = "mean", include_pivot: bool = False,
-                 strategy: str = "subspaces", local_factor: float = 0.0, n_elite: int = 5,
-                 opponents: int = 1, local_scale: float = 0.1, local_dims: float = 3.0,
-                 max_pairs: int | None = None, global_share: float = 0.0) -> None:
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        budget: int = 100,
+        initial_fraction: float = 0.5,
+        n_initial: int | None = None,
+        rounds: int = 1,
+        s_factor: float = 100.0,
+        n_candidates: int | None = None,
+        k_max: int = 5,
+        induction: str = "zorder",
+        bits: int = DEFAULT_BITS,
+        classifier: str = "xgboost",
+        classifier_options: Mapping[str, Any] | None = None,
+        ties: str = "skip",
+        rules: Sequence[Mapping[str, Any]] | None = None,
+        rule_samples: int = 100,
+        dedupe: bool = True,
+        max_winners: int | None = None,
+        centre: str = "mean",
+        include_pivot: bool = False,
+        strategy: str = "subspaces",
+        local_factor: float = 0.0,
+        n_elite: int = 5,
+        opponents: int = 1,
+        local_scale: float = 0.1,
+        local_dims: float = 3.0,
+        max_pairs: int | None = None,
+        global_share: float = 0.0,
+    ) -> None:
         super().__init__(space, seed, budget)
         if classifier not in CLASSIFIERS:
-            raise ConfigError(f"unknown classifier {classifier!r}; "
-                              f"choose {', '.join(CLASSIFIERS)}")
+            raise ConfigError(
+                f"unknown classifier {classifier!r}; choose {', '.join(CLASSIFIERS)}"
+            )
         try:
             induced_dim(induction, space.dim)
             induce(np.zeros((1, 1)), np.zeros((1, 1)), induction, bits)
@@ -127,8 +147,9 @@ class ClassyTuneTuner(Tuner):
         self.n_initial = max(2, min(int(n_initial), budget))
         self.rounds = int(rounds)
         self.s_factor = float(s_factor)
-        self.n_candidates = int(n_candidates) if n_candidates else max(
-            1, round(self.s_factor * space.dim))
+        self.n_candidates = (
+            int(n_candidates) if n_candidates else max(1, round(self.s_factor * space.dim))
+        )
         self.k_max = int(k_max)
         self.induction, self.bits, self.ties = induction, int(bits), ties
         self.classifier = classifier
@@ -136,8 +157,9 @@ class ClassyTuneTuner(Tuner):
         try:  # a bad name or option fails now, in one line, not in the first training round
             make_classifier(self.classifier, seed, **self.classifier_options)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"classifier {classifier!r} with options "
-                              f"{self.classifier_options}: {exc}") from None
+            raise ConfigError(
+                f"classifier {classifier!r} with options {self.classifier_options}: {exc}"
+            ) from None
         self.rules: list[Rule] = parse_rules(rules, space)
         self.rule_samples = int(rule_samples)
         self.dedupe = bool(dedupe)
@@ -147,14 +169,19 @@ class ClassyTuneTuner(Tuner):
         self.centre = centre
         self.include_pivot = bool(include_pivot)
         if strategy not in ("subspaces", "ranked"):
-            raise ConfigError(f"strategy must be 'subspaces' (paper) or 'ranked', "
-                              f"got {strategy!r}")
+            raise ConfigError(
+                f"strategy must be 'subspaces' (paper) or 'ranked', got {strategy!r}"
+            )
         if opponents < 1 or n_elite < 1 or local_factor < 0 or local_scale <= 0:
-            raise ConfigError("opponents and n_elite must be >= 1, local_factor >= 0 and "
-                              "local_scale > 0")
+            raise ConfigError(
+                "opponents and n_elite must be >= 1, local_factor >= 0 and local_scale > 0"
+            )
         self.strategy = strategy
-        self.local_factor, self.n_elite, self.opponents = float(local_factor), int(n_elite), \
-            int(opponents)
+        self.local_factor, self.n_elite, self.opponents = (
+            float(local_factor),
+            int(n_elite),
+            int(opponents),
+        )
         self.local_scale, self.local_dims = float(local_scale), float(local_dims)
         self.max_pairs = int(max_pairs) if max_pairs else None
         if not 0.0 <= global_share <= 1.0:
@@ -170,20 +197,35 @@ class ClassyTuneTuner(Tuner):
 
     # -- protocol ---------------------------------------------------------------------------
     def params(self) -> dict[str, object]:
-        return {**super().params(), "initial_fraction": self.initial_fraction,
-                "n_initial": self.n_initial, "rounds": self.rounds, "s_factor": self.s_factor,
-                "n_candidates": self.n_candidates, "k_max": self.k_max,
-                "induction": self.induction, "bits": self.bits, "classifier": self.classifier,
-                "classifier_options": json.dumps(self.classifier_options, sort_keys=True),
-                "ties": self.ties, "rules": json.dumps([r.as_dict() for r in self.rules]),
-                "rule_samples": self.rule_samples, "dedupe": self.dedupe,
-                "max_winners": self.max_winners or 0, "centre": self.centre,
-                "include_pivot": self.include_pivot, "strategy": self.strategy,
-                "local_factor": self.local_factor, "n_elite": self.n_elite,
-                "opponents": self.opponents, "local_scale": self.local_scale,
-                "local_dims": self.local_dims, "max_pairs": self.max_pairs or 0,
-                "global_share": self.global_share,
-                "plan": json.dumps(self.plan)}
+        return {
+            **super().params(),
+            "initial_fraction": self.initial_fraction,
+            "n_initial": self.n_initial,
+            "rounds": self.rounds,
+            "s_factor": self.s_factor,
+            "n_candidates": self.n_candidates,
+            "k_max": self.k_max,
+            "induction": self.induction,
+            "bits": self.bits,
+            "classifier": self.classifier,
+            "classifier_options": json.dumps(self.classifier_options, sort_keys=True),
+            "ties": self.ties,
+            "rules": json.dumps([r.as_dict() for r in self.rules]),
+            "rule_samples": self.rule_samples,
+            "dedupe": self.dedupe,
+            "max_winners": self.max_winners or 0,
+            "centre": self.centre,
+            "include_pivot": self.include_pivot,
+            "strategy": self.strategy,
+            "local_factor": self.local_factor,
+            "n_elite": self.n_elite,
+            "opponents": self.opponents,
+            "local_scale": self.local_scale,
+            "local_dims": self.local_dims,
+            "max_pairs": self.max_pairs or 0,
+            "global_share": self.global_share,
+            "plan": json.dumps(self.plan),
+        }
 
     def _propose(self, n: int) -> np.ndarray:
         taken: list[np.ndarray] = []
@@ -225,8 +267,11 @@ class ClassyTuneTuner(Tuner):
             n_rule_rows = len(rule_labels)
             rows = np.vstack([rows, induce(xa, xb, self.induction, self.bits)])
             labels = np.concatenate([labels, rule_labels])
-        info: dict[str, Any] = {"n_samples": len(points), "n_pairs": len(labels) - n_rule_rows,
-                                "n_rule_rows": n_rule_rows}
+        info: dict[str, Any] = {
+            "n_samples": len(points),
+            "n_pairs": len(labels) - n_rule_rows,
+            "n_rule_rows": n_rule_rows,
+        }
         if len(np.unique(labels)) < 2:
             info["train_s"] = time.perf_counter() - started
             return None, info
@@ -249,36 +294,85 @@ class ClassyTuneTuner(Tuner):
         points, scores = self.points(), self.scores()
         if self.strategy == "ranked":
             return self._ranked_round(entry, model, points, scores, size)
-        result = find_subspaces(model, points, scores, self.n_candidates, self.k_max, self.rng,
-                                int(self.rng.integers(2**31 - 1)), self.induction, self.bits,
-                                self.max_winners, self.centre, self.include_pivot)
+        result = find_subspaces(
+            model,
+            points,
+            scores,
+            self.n_candidates,
+            self.k_max,
+            self.rng,
+            int(self.rng.integers(2**31 - 1)),
+            self.induction,
+            self.bits,
+            self.max_winners,
+            self.centre,
+            self.include_pivot,
+        )
         self.searches.append(result)
         started = time.perf_counter()
         batch = self._sample(result, size, points)
-        entry.update(search_s=result.seconds + time.perf_counter() - started,
-                     n_candidates=result.n_candidates, n_winners=result.n_winners, k=result.k,
-                     fallback="pivot_subspace" if result.fallback else "",
-                     pivot_score=float(scores.max()),
-                     box_width=float(np.mean(result.highs - result.lows)))
+        entry.update(
+            search_s=result.seconds + time.perf_counter() - started,
+            n_candidates=result.n_candidates,
+            n_winners=result.n_winners,
+            k=result.k,
+            fallback="pivot_subspace" if result.fallback else "",
+            pivot_score=float(scores.max()),
+            box_width=float(np.mean(result.highs - result.lows)),
+        )
         self.round_log.append(entry)
-        log.info("classytune round %d: %d pairs, %d/%d winners, k=%d, train %.2fs search %.2fs",
-                 index, entry["n_pairs"], result.n_winners, result.n_candidates, result.k,
-                 entry["train_s"], entry["search_s"])
+        log.info(
+            "classytune round %d: %d pairs, %d/%d winners, k=%d, train %.2fs search %.2fs",
+            index,
+            entry["n_pairs"],
+            result.n_winners,
+            result.n_candidates,
+            result.k,
+            entry["train_s"],
+            entry["search_s"],
+        )
         return batch
 
-    def _ranked_round(self, entry: dict[str, Any], model: Any, points: np.ndarray,
-                      scores: np.ndarray, size: int) -> np.ndarray:
+    def _ranked_round(
+        self, entry: dict[str, Any], model: Any, points: np.ndarray, scores: np.ndarray, size: int
+    ) -> np.ndarray:
         started = time.perf_counter()
         batch, info = ranked_batch(
-            model, points, scores, size, self.space, self.rng, self.n_candidates,
-            round(self.local_factor * self.n_candidates), self.n_elite, self.opponents,
-            self.local_scale, self.local_dims, self.induction, self.bits, self.global_share)
-        entry.update(search_s=time.perf_counter() - started, k=0, n_winners=0, fallback="",
-                     pivot_score=float(scores.max()), **info)
+            model,
+            points,
+            scores,
+            size,
+            self.space,
+            self.rng,
+            self.n_candidates,
+            round(self.local_factor * self.n_candidates),
+            self.n_elite,
+            self.opponents,
+            self.local_scale,
+            self.local_dims,
+            self.induction,
+            self.bits,
+            self.global_share,
+        )
+        entry.update(
+            search_s=time.perf_counter() - started,
+            k=0,
+            n_winners=0,
+            fallback="",
+            pivot_score=float(scores.max()),
+            **info,
+        )
         self.round_log.append(entry)
-        log.info("classytune round %d (ranked): %d pairs, %d of %d chosen local, train %.2fs "
-                 "search %.2fs", entry["round"], entry["n_pairs"], info["n_local_chosen"], size,
-                 entry["train_s"], entry["search_s"])
+        log.info(
+            "classytune round %d (ranked): %d pairs, %d of %d chosen local, train %.2fs "
+            "search %.2fs",
+            entry["round"],
+            entry["n_pairs"],
+            info["n_local_chosen"],
+            size,
+            entry["train_s"],
+            entry["search_s"],
+        )
         return batch
 
     def _sample(self, result: SearchResult, size: int, evaluated: np.ndarray) -> np.ndarray:

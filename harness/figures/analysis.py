@@ -40,13 +40,20 @@ def encode_pool(pool: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _pools(pools: pd.DataFrame) -> list[tuple[str, str, int, pd.DataFrame]]:
-    return [(str(sysname), str(g["system_kind"].iloc[0]), int(seed), g)
-            for (sysname, seed), g in pools.groupby(["system", "seed"], sort=True)]
+    return [
+        (str(sysname), str(g["system_kind"].iloc[0]), int(seed), g)
+        for (sysname, seed), g in pools.groupby(["system", "seed"], sort=True)
+    ]
 
 
-def winners_recognised(pools: pd.DataFrame, classifiers: Sequence[str] = ("xgboost",),
-                       inductions: Sequence[str] = ("zorder",), n_train: int = 50,
-                       n_winners: int = 20, regressor: bool = False) -> pd.DataFrame:
+def winners_recognised(
+    pools: pd.DataFrame,
+    classifiers: Sequence[str] = ("xgboost",),
+    inductions: Sequence[str] = ("zorder",),
+    n_train: int = 50,
+    n_winners: int = 20,
+    regressor: bool = False,
+) -> pd.DataFrame:
     """Share of held-out winners each (classifier, induction) recognises (Fig. 5, Fig. 9(a)).
 
     Per pool: the first ``n_train`` successful samples train the model; the pivot is their
@@ -73,21 +80,35 @@ def winners_recognised(pools: pd.DataFrame, classifiers: Sequence[str] = ("xgboo
             for name in classifiers:
                 model = make_classifier(name, seed).fit(x, y)
                 hits = predict_better(model, induce_against(points[later], xt[pivot], induction))
-                rows.append({**base, "model": name, "induction": induction,
-                             "found": int(hits.sum()), "share": float(hits.mean())})
+                rows.append(
+                    {
+                        **base,
+                        "model": name,
+                        "induction": induction,
+                        "found": int(hits.sum()),
+                        "share": float(hits.mean()),
+                    }
+                )
         if regressor:
             from sklearn.tree import DecisionTreeRegressor
 
             tree = DecisionTreeRegressor(random_state=seed).fit(xt, yt)
             hits = tree.predict(points[later]) > yt[pivot]
-            rows.append({**base, "model": "dt_regressor", "induction": "none",
-                         "found": int(hits.sum()), "share": float(hits.mean())})
+            rows.append(
+                {
+                    **base,
+                    "model": "dt_regressor",
+                    "induction": "none",
+                    "found": int(hits.sum()),
+                    "share": float(hits.mean()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def regression_errors(pools: pd.DataFrame, models: Sequence[str] = ("cart", "gbrt", "svr",
-                                                                      "rfr"),
-                      n_train: int = 100) -> pd.DataFrame:
+def regression_errors(
+    pools: pd.DataFrame, models: Sequence[str] = ("cart", "gbrt", "svr", "rfr"), n_train: int = 100
+) -> pd.DataFrame:
     """Max relative error on the held-out samples of models trained on ``n_train`` (Fig. 2a)."""
     from baselines.regression import holdout_max_relative_error
 
@@ -97,15 +118,28 @@ def regression_errors(pools: pd.DataFrame, models: Sequence[str] = ("cart", "gbr
         keep = scores != 0
         points, scores = points[keep], scores[keep]
         for model in models:
-            err = holdout_max_relative_error(model, points[:n_train], scores[:n_train],
-                                             points[n_train:], scores[n_train:], seed)
-            rows.append({"system": system, "system_kind": kind, "seed": seed, "model": model,
-                         "n_train": n_train, "max_rel_error": err})
+            err = holdout_max_relative_error(
+                model, points[:n_train], scores[:n_train], points[n_train:], scores[n_train:], seed
+            )
+            rows.append(
+                {
+                    "system": system,
+                    "system_kind": kind,
+                    "seed": seed,
+                    "model": model,
+                    "n_train": n_train,
+                    "max_rel_error": err,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def error_vs_samples(pools: pd.DataFrame, sizes: Sequence[int] = (25, 50, 100, 200, 400),
-                     model: str = "rfr", n_test: int = 200) -> pd.DataFrame:
+def error_vs_samples(
+    pools: pd.DataFrame,
+    sizes: Sequence[int] = (25, 50, 100, 200, 400),
+    model: str = "rfr",
+    n_test: int = 200,
+) -> pd.DataFrame:
     """Max relative error as the training set grows (Fig. 2b); the last ``n_test`` samples of
     each pool are the fixed test set."""
     from baselines.regression import holdout_max_relative_error
@@ -120,6 +154,14 @@ def error_vs_samples(pools: pd.DataFrame, sizes: Sequence[int] = (25, 50, 100, 2
             if n > len(scores) - n_test:
                 continue
             err = holdout_max_relative_error(model, points[:n], scores[:n], xs, ys, seed)
-            rows.append({"system": system, "system_kind": kind, "seed": seed, "model": model,
-                         "n_train": n, "max_rel_error": err})
+            rows.append(
+                {
+                    "system": system,
+                    "system_kind": kind,
+                    "seed": seed,
+                    "model": model,
+                    "n_train": n,
+                    "max_rel_error": err,
+                }
+            )
     return pd.DataFrame(rows)

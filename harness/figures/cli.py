@@ -32,8 +32,8 @@ Tables = dict[str, pd.DataFrame]
 class FigureSpec:
     """How to derive one figure's tables from a store and draw them."""
 
-    recipe: str                                  # conf/experiment/<recipe>.yaml
-    tables: tuple[str, ...]                      # CSV names; the first is required
+    recipe: str  # conf/experiment/<recipe>.yaml
+    tables: tuple[str, ...]  # CSV names; the first is required
     compute: Callable[[str], Tables]
     draw: Callable[[Tables], Figure]
 
@@ -57,16 +57,27 @@ def _pools(uri: str) -> pd.DataFrame:
 
 
 def _fig6(uri: str) -> Tables:
-    cols = ["system", "system_kind", "tuner", "seed", "default_value", "best_value",
-            "improvement", "tests"]
+    cols = [
+        "system",
+        "system_kind",
+        "tuner",
+        "seed",
+        "default_value",
+        "best_value",
+        "improvement",
+        "tests",
+    ]
     # a seed rerun replaces the earlier session (search_runs lists the newest first)
     runs = _sessions(uri, "fig6").drop_duplicates(["system", "tuner", "seed"])
     return {"fig6": runs[cols]}
 
 
 def _fig10b(uri: str) -> Tables:
-    return {"fig10b": _sessions(uri, "fig10b")[["system", "system_kind", "tuner", "seed",
-                                                 "tuner_seconds_total", "improvement"]]}
+    return {
+        "fig10b": _sessions(uri, "fig10b")[
+            ["system", "system_kind", "tuner", "seed", "tuner_seconds_total", "improvement"]
+        ]
+    }
 
 
 def _fig5(uri: str) -> Tables:
@@ -76,47 +87,69 @@ def _fig5(uri: str) -> Tables:
 
 
 def _fig9(uri: str) -> Tables:
-    share = analysis.winners_recognised(_pools(uri), ("xgboost",),
-                                        ("zorder", "difference", "concat"))
+    share = analysis.winners_recognised(
+        _pools(uri), ("xgboost",), ("zorder", "difference", "concat")
+    )
     tables = {"fig9a": share}
     runs = load_sessions(uri, "fig9")
     if not runs.empty and "tuner.induction" in runs.columns:
         tables["fig9b"] = runs.rename(columns={"tuner.induction": "induction"})[
-            ["system", "system_kind", "induction", "seed", "improvement"]]
+            ["system", "system_kind", "induction", "seed", "improvement"]
+        ]
     return tables
 
 
 def _fig2(uri: str) -> Tables:
     pools = _pools(uri)
-    return {"fig2a": analysis.regression_errors(pools),
-            "fig2b": analysis.error_vs_samples(pools)}
+    return {"fig2a": analysis.regression_errors(pools), "fig2b": analysis.error_vs_samples(pools)}
 
 
 FIGURES: dict[str, FigureSpec] = {
-    "fig1": FigureSpec("fig1", ("fig1",), tables.fig1_tables,
-                       lambda t: plots.fig1_sweep(t["fig1"])),
-    "fig2": FigureSpec("fig2", ("fig2a", "fig2b"), _fig2,
-                       lambda t: plots.fig2_errors(t["fig2a"], t.get("fig2b"))),
-    "fig3": FigureSpec("fig3", ("fig3", "fig3_curves"), tables.fig3_tables,
-                       lambda t: plots.fig3_initial(t["fig3"], t.get("fig3_curves"))),
+    "fig1": FigureSpec(
+        "fig1", ("fig1",), tables.fig1_tables, lambda t: plots.fig1_sweep(t["fig1"])
+    ),
+    "fig2": FigureSpec(
+        "fig2", ("fig2a", "fig2b"), _fig2, lambda t: plots.fig2_errors(t["fig2a"], t.get("fig2b"))
+    ),
+    "fig3": FigureSpec(
+        "fig3",
+        ("fig3", "fig3_curves"),
+        tables.fig3_tables,
+        lambda t: plots.fig3_initial(t["fig3"], t.get("fig3_curves")),
+    ),
     "fig5": FigureSpec("fig5", ("fig5",), _fig5, lambda t: plots.fig5_classifiers(t["fig5"])),
     "fig6": FigureSpec("fig6", ("fig6",), _fig6, lambda t: plots.fig6_improvement(t["fig6"])),
-    "fig7": FigureSpec("fig7", ("fig7",), tables.fig7_tables,
-                       lambda t: plots.fig7_expert(t["fig7"])),
-    "fig8": FigureSpec("fig8", ("fig8", "fig8_subspaces"), tables.fig8_tables,
-                       lambda t: plots.fig8_subspaces(t["fig8"], t["fig8_subspaces"])),
-    "fig9": FigureSpec("fig9", ("fig9a", "fig9b"), _fig9,
-                       lambda t: plots.fig9_induction(t["fig9a"], t.get("fig9b"))),
-    "fig10a": FigureSpec("fig10a", ("fig10a",), tables.fig10a_tables,
-                         lambda t: plots.fig10a_improvement(t["fig10a"])),
-    "fig10b": FigureSpec("fig10b", ("fig10b",), _fig10b,
-                         lambda t: plots.fig10b_time(t["fig10b"])),
+    "fig7": FigureSpec(
+        "fig7", ("fig7",), tables.fig7_tables, lambda t: plots.fig7_expert(t["fig7"])
+    ),
+    "fig8": FigureSpec(
+        "fig8",
+        ("fig8", "fig8_subspaces"),
+        tables.fig8_tables,
+        lambda t: plots.fig8_subspaces(t["fig8"], t["fig8_subspaces"]),
+    ),
+    "fig9": FigureSpec(
+        "fig9",
+        ("fig9a", "fig9b"),
+        _fig9,
+        lambda t: plots.fig9_induction(t["fig9a"], t.get("fig9b")),
+    ),
+    "fig10a": FigureSpec(
+        "fig10a",
+        ("fig10a",),
+        tables.fig10a_tables,
+        lambda t: plots.fig10a_improvement(t["fig10a"]),
+    ),
+    "fig10b": FigureSpec("fig10b", ("fig10b",), _fig10b, lambda t: plots.fig10b_time(t["fig10b"])),
 }
 
 
 def _read_data(spec: FigureSpec, data_dir: Path) -> Tables:
-    tables = {name: pd.read_csv(data_dir / f"{name}.csv") for name in spec.tables
-              if (data_dir / f"{name}.csv").exists()}
+    tables = {
+        name: pd.read_csv(data_dir / f"{name}.csv")
+        for name in spec.tables
+        if (data_dir / f"{name}.csv").exists()
+    }
     if spec.tables[0] not in tables:
         raise NoRunsError(f"no {data_dir / (spec.tables[0] + '.csv')} either")
     return tables
@@ -138,8 +171,10 @@ def make_figure(name: str, uri: str, out: Path, from_data: bool = False) -> Path
                 log.info("%s: %s; using %s", name, exc, data_dir)
                 tables = _read_data(spec, data_dir)
     except NoRunsError as exc:
-        raise NoRunsError(f"{name}: {exc}; produce the runs with `{spec.command}` "
-                          f"(conf/experiment/{spec.recipe}.yaml)") from None
+        raise NoRunsError(
+            f"{name}: {exc}; produce the runs with `{spec.command}` "
+            f"(conf/experiment/{spec.recipe}.yaml)"
+        ) from None
     if source != "exported data":
         data_dir.mkdir(parents=True, exist_ok=True)
         for table, df in tables.items():
@@ -156,15 +191,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="+", help=f"'all' or some of {', '.join(FIGURES)}")
     parser.add_argument("--tracking-uri", default=DEFAULT_URI)
     parser.add_argument("--out", type=Path, default=Path("results/figures"))
-    parser.add_argument("--from-data", action="store_true",
-                        help="redraw from <out>/data/*.csv without reading the store")
+    parser.add_argument(
+        "--from-data",
+        action="store_true",
+        help="redraw from <out>/data/*.csv without reading the store",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     names = list(FIGURES) if "all" in args.names else args.names
     unknown = [n for n in names if n not in FIGURES]
     if unknown:
-        print(f"error: unknown figure(s) {unknown}; choose from {', '.join(FIGURES)} or all",
-              file=sys.stderr)
+        print(
+            f"error: unknown figure(s) {unknown}; choose from {', '.join(FIGURES)} or all",
+            file=sys.stderr,
+        )
         return 2
     failed = 0
     for name in names:

@@ -18,12 +18,25 @@ __all__ = ["NoRunsError", "load_pools", "load_samples", "load_sessions", "load_t
 
 log = logging.getLogger(__name__)
 
-_TAGS = {"system": keys.TAG_SYSTEM, "system_kind": keys.TAG_SYSTEM_KIND,
-         "workload": keys.TAG_WORKLOAD, "tuner": keys.TAG_TUNER, "seed": keys.TAG_SEED,
-         "session_dir": keys.TAG_SESSION_DIR, "direction": keys.TAG_DIRECTION,
-         "objective": keys.TAG_OBJECTIVE, "status": keys.TAG_SESSION_STATUS}
-_METRICS = (keys.METRIC_DEFAULT, keys.METRIC_BEST, keys.METRIC_IMPROVEMENT,
-            keys.METRIC_TUNER_TOTAL, keys.METRIC_TESTS, keys.METRIC_FAILED_TESTS)
+_TAGS = {
+    "system": keys.TAG_SYSTEM,
+    "system_kind": keys.TAG_SYSTEM_KIND,
+    "workload": keys.TAG_WORKLOAD,
+    "tuner": keys.TAG_TUNER,
+    "seed": keys.TAG_SEED,
+    "session_dir": keys.TAG_SESSION_DIR,
+    "direction": keys.TAG_DIRECTION,
+    "objective": keys.TAG_OBJECTIVE,
+    "status": keys.TAG_SESSION_STATUS,
+}
+_METRICS = (
+    keys.METRIC_DEFAULT,
+    keys.METRIC_BEST,
+    keys.METRIC_IMPROVEMENT,
+    keys.METRIC_TUNER_TOTAL,
+    keys.METRIC_TESTS,
+    keys.METRIC_FAILED_TESTS,
+)
 
 
 class NoRunsError(RuntimeError):
@@ -48,20 +61,21 @@ def load_sessions(uri: str, experiment: str | None = None) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     names = {e.experiment_id: e.name for e in experiments}
     mlflow.set_tracking_uri(uri)
-    raw = mlflow.search_runs(experiment_ids=list(names),
-                             filter_string=f"tags.`{keys.TAG_KIND}` = 'session'",
-                             max_results=50000)
+    raw = mlflow.search_runs(
+        experiment_ids=list(names),
+        filter_string=f"tags.`{keys.TAG_KIND}` = 'session'",
+        max_results=50000,
+    )
     if not isinstance(raw, pd.DataFrame) or raw.empty:
         return pd.DataFrame(columns=columns)
-    out = pd.DataFrame({"run_id": raw["run_id"],
-                        "experiment": raw["experiment_id"].map(names)})
+    out = pd.DataFrame({"run_id": raw["run_id"], "experiment": raw["experiment_id"].map(names)})
     for col, tag in _TAGS.items():
         out[col] = raw.get(f"tags.{tag}")
     for metric in _METRICS:
         out[metric] = pd.to_numeric(raw.get(f"metrics.{metric}"), errors="coerce")
     for col in raw.columns:
         if col.startswith("params.tuner."):
-            out[col[len("params."):]] = raw[col]
+            out[col[len("params.") :]] = raw[col]
     out["seed"] = pd.to_numeric(out["seed"], errors="coerce").astype("Int64")
     out = out[out["status"] == "FINISHED"]  # killed or aborted sessions have no samples
     return out.reset_index(drop=True)
@@ -73,14 +87,15 @@ def load_samples(uri: str, run_id: str, session_dir: str | None = None) -> pd.Da
 
     try:
         path = mlflow.artifacts.download_artifacts(
-            run_id=run_id, artifact_path=f"{keys.ARTIFACT_SAMPLES}/samples.csv",
-            tracking_uri=uri)
+            run_id=run_id, artifact_path=f"{keys.ARTIFACT_SAMPLES}/samples.csv", tracking_uri=uri
+        )
         return pd.read_csv(path)
     except Exception as exc:
         if session_dir and (Path(session_dir) / "samples.csv").exists():
             return pd.read_csv(Path(session_dir) / "samples.csv")
-        raise NoRunsError(f"session {run_id} has no samples.csv artifact nor session folder "
-                          f"({exc})") from None
+        raise NoRunsError(
+            f"session {run_id} has no samples.csv artifact nor session folder ({exc})"
+        ) from None
 
 
 def load_tuner_artifacts(uri: str, run_id: str, session_dir: str | None = None) -> Path:
@@ -89,8 +104,11 @@ def load_tuner_artifacts(uri: str, run_id: str, session_dir: str | None = None) 
     import mlflow
 
     try:
-        return Path(mlflow.artifacts.download_artifacts(
-            run_id=run_id, artifact_path=keys.ARTIFACT_TUNER, tracking_uri=uri))
+        return Path(
+            mlflow.artifacts.download_artifacts(
+                run_id=run_id, artifact_path=keys.ARTIFACT_TUNER, tracking_uri=uri
+            )
+        )
     except Exception as exc:
         folder = Path(session_dir) / "artifacts" if session_dir else None
         if folder is not None and folder.is_dir():

@@ -36,8 +36,14 @@ def _require(df: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
         raise ValueError(f"{what}: no rows to plot")
 
 
-def grouped_bars(ax: matplotlib.axes.Axes, df: pd.DataFrame, group: str, series: str,
-                 value: str, order: list[str] | None = None) -> None:
+def grouped_bars(
+    ax: matplotlib.axes.Axes,
+    df: pd.DataFrame,
+    group: str,
+    series: str,
+    value: str,
+    order: list[str] | None = None,
+) -> None:
     """Mean of ``value`` per (group, series) as grouped bars with min-max whiskers."""
     stats = df.groupby([group, series])[value].agg(["mean", "min", "max"]).reset_index()
     groups = sorted(stats[group].unique())
@@ -49,13 +55,16 @@ def grouped_bars(ax: matplotlib.axes.Axes, df: pd.DataFrame, group: str, series:
     for i, name in enumerate(names):
         part = stats[stats[series] == name].set_index(group).reindex(groups)
         mean = part["mean"].to_numpy(dtype=float)
-        err = np.vstack([mean - part["min"].to_numpy(dtype=float),
-                         part["max"].to_numpy(dtype=float) - mean])
-        ax.bar(x + (i - (len(names) - 1) / 2) * width, mean, width, label=name, yerr=err,
-               capsize=2)
+        err = np.vstack(
+            [mean - part["min"].to_numpy(dtype=float), part["max"].to_numpy(dtype=float) - mean]
+        )
+        ax.bar(
+            x + (i - (len(names) - 1) / 2) * width, mean, width, label=name, yerr=err, capsize=2
+        )
     ax.set_xticks(x)
-    ax.set_xticklabels([g.replace("surrogate_", "s:") for g in groups], rotation=30,
-                       ha="right", fontsize=8)
+    ax.set_xticklabels(
+        [g.replace("surrogate_", "s:") for g in groups], rotation=30, ha="right", fontsize=8
+    )
     ax.legend(fontsize=8)
 
 
@@ -65,8 +74,9 @@ def fig6_improvement(df: pd.DataFrame) -> Figure:
     data = df.assign(improvement_pct=100.0 * df["improvement"])
     fig = Figure(figsize=(max(6.0, 1.1 * data["system"].nunique() + 3), 4))
     ax = fig.subplots()
-    grouped_bars(ax, data, "system", "tuner", "improvement_pct",
-                 ["classytune", "bestconfig", "gpbo"])
+    grouped_bars(
+        ax, data, "system", "tuner", "improvement_pct", ["classytune", "bestconfig", "gpbo"]
+    )
     ax.set_ylabel("improvement over default (%)")
     if data["improvement_pct"].abs().max() > 1000:
         # one surrogate gains ~40x while others gain a few percent: a linear axis hides them
@@ -94,9 +104,14 @@ def fig5_classifiers(df: pd.DataFrame) -> Figure:
     _require(df, ("system", "model", "share"), "fig5")
     fig = Figure(figsize=(7, 4))
     ax = fig.subplots()
-    grouped_bars(ax, df.assign(pct=100.0 * df["share"]), "system", "model", "pct",
-                 ["xgboost", "decision_tree", "logistic", "svm", "mlp", "random_forest",
-                  "dt_regressor"])
+    grouped_bars(
+        ax,
+        df.assign(pct=100.0 * df["share"]),
+        "system",
+        "model",
+        "pct",
+        ["xgboost", "decision_tree", "logistic", "svm", "mlp", "random_forest", "dt_regressor"],
+    )
     ax.set_ylabel("held-out winners recognised (%)")
     ax.set_title("Fig. 5: classifiers trained on 50 samples")
     fig.tight_layout()
@@ -111,14 +126,21 @@ def fig9_induction(share: pd.DataFrame, sessions: pd.DataFrame | None = None) ->
     panels = 2 if sessions is not None and not sessions.empty else 1
     fig = Figure(figsize=(5.5 * panels, 4))
     axes = np.atleast_1d(fig.subplots(1, panels))
-    grouped_bars(axes[0], share.assign(pct=100.0 * share["share"]), "system", "induction",
-                 "pct", order)
+    grouped_bars(
+        axes[0], share.assign(pct=100.0 * share["share"]), "system", "induction", "pct", order
+    )
     axes[0].set_ylabel("held-out winners recognised (%)")
     axes[0].set_title("(a) XGBoost on 50 samples")
     if panels == 2 and sessions is not None:
         _require(sessions, ("system", "induction", "improvement"), "fig9(b)")
-        grouped_bars(axes[1], sessions.assign(pct=100.0 * sessions["improvement"]), "system",
-                     "induction", "pct", order)
+        grouped_bars(
+            axes[1],
+            sessions.assign(pct=100.0 * sessions["improvement"]),
+            "system",
+            "induction",
+            "pct",
+            order,
+        )
         axes[1].set_ylabel("improvement over default (%)")
         axes[1].set_title("(b) ClassyTune, 100 tests")
     fig.suptitle("Fig. 9: induction methods")
@@ -134,16 +156,21 @@ def fig2_errors(errors: pd.DataFrame, curve: pd.DataFrame | None = None) -> Figu
     panels = 2 if curve is not None and not curve.empty else 1
     fig = Figure(figsize=(5.5 * panels, 4))
     axes = np.atleast_1d(fig.subplots(1, panels))
-    grouped_bars(axes[0], errors, "system", "model", "max_rel_error",
-                 ["gbrt", "svr", "rfr", "cart"])
+    grouped_bars(
+        axes[0], errors, "system", "model", "max_rel_error", ["gbrt", "svr", "rfr", "cart"]
+    )
     axes[0].set_ylabel("max relative error")
     axes[0].set_title("(a) 100 training samples")
     if panels == 2 and curve is not None:
         _require(curve, ("system", "n_train", "max_rel_error"), "fig2(b)")
         mean = curve.groupby(["system", "n_train"])["max_rel_error"].mean().reset_index()
         for system, part in mean.groupby("system"):
-            axes[1].plot(part["n_train"], part["max_rel_error"], marker="o",
-                         label=str(system).replace("surrogate_", "s:"))
+            axes[1].plot(
+                part["n_train"],
+                part["max_rel_error"],
+                marker="o",
+                label=str(system).replace("surrogate_", "s:"),
+            )
         axes[1].set_xlabel("training samples")
         axes[1].set_ylabel("max relative error (RFR)")
         axes[1].set_title("(b) error vs samples")
@@ -183,15 +210,30 @@ def fig8_subspaces(points: pd.DataFrame, boxes: pd.DataFrame) -> Figure:
         for row, ax in enumerate(grid[:, col]):
             for phase, colour in (("initial", "tab:gray"), ("resampled", "tab:blue")):
                 sel = part[part["phase"] == phase]
-                ax.scatter(sel["value"], sel["score"], s=8, alpha=0.6, color=colour,
-                           label=f"{phase} ({len(sel)})")
+                ax.scatter(
+                    sel["value"],
+                    sel["score"],
+                    s=8,
+                    alpha=0.6,
+                    color=colour,
+                    label=f"{phase} ({len(sel)})",
+                )
             for i, box in enumerate(own.itertuples()):
-                ax.axvspan(float(box.low), float(box.high), alpha=0.25,
-                           color=colours[i % len(colours)],
-                           label=f"subspace {i + 1} ({box.winners} winners)")
+                ax.axvspan(
+                    float(box.low),
+                    float(box.high),
+                    alpha=0.25,
+                    color=colours[i % len(colours)],
+                    label=f"subspace {i + 1} ({box.winners} winners)",
+                )
             if not own.empty:
-                ax.axvline(float(own["pivot"].iloc[0]), color="black", linestyle="--",
-                           linewidth=1, label="pivot (best measured)")
+                ax.axvline(
+                    float(own["pivot"].iloc[0]),
+                    color="black",
+                    linestyle="--",
+                    linewidth=1,
+                    label="pivot (best measured)",
+                )
             if "log_scale" in own and own["log_scale"].astype(str).eq("True").any():
                 ax.set_xscale("log")
             ax.set_xlabel(str(part["knob"].iloc[0]) if len(part) else "knob")
@@ -228,13 +270,21 @@ def fig1_sweep(df: pd.DataFrame) -> Figure:
         if numeric.notna().all():
             part = part.assign(value=numeric)
         mean = part.groupby("value")["performance"].mean()
-        ax.scatter(part["value"], part["performance"], s=12, color="tab:blue", alpha=0.6,
-                   label="tests")
+        ax.scatter(
+            part["value"], part["performance"], s=12, color="tab:blue", alpha=0.6, label="tests"
+        )
         ax.plot(mean.index, mean.to_numpy(), color="tab:blue", linewidth=1, label="mean")
         if "is_default" in part:
             default = part[part["is_default"].astype(str) == "True"]
-            ax.scatter(default["value"], default["performance"], s=40, marker="*",
-                       color="tab:red", label="default", zorder=3)
+            ax.scatter(
+                default["value"],
+                default["performance"],
+                s=40,
+                marker="*",
+                color="tab:red",
+                label="default",
+                zorder=3,
+            )
         if numeric.notna().all() and _wide_log(part["value"]):
             ax.set_xscale("log")
         ax.set_xlabel(str(knob))
@@ -253,10 +303,18 @@ def fig3_initial(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> Figu
     panels = 2 if curves is not None and not curves.empty else 1
     fig = Figure(figsize=(5.5 * panels, 4))
     axes = np.atleast_1d(fig.subplots(1, panels))
-    data = runs.assign(pct=100.0 * runs["improvement"],
-                       init=runs["n_initial"].map(lambda n: f"n_initial={int(n)}"))
-    grouped_bars(axes[0], data, "system", "init", "pct",
-                 [f"n_initial={n}" for n in sorted(runs["n_initial"].unique())])
+    data = runs.assign(
+        pct=100.0 * runs["improvement"],
+        init=runs["n_initial"].map(lambda n: f"n_initial={int(n)}"),
+    )
+    grouped_bars(
+        axes[0],
+        data,
+        "system",
+        "init",
+        "pct",
+        [f"n_initial={n}" for n in sorted(runs["n_initial"].unique())],
+    )
     axes[0].set_ylabel("improvement over default (%)")
     axes[0].set_title("(a) after 100 tests, mean of seeds")
     if panels == 2 and curves is not None:
@@ -279,8 +337,14 @@ def fig10a_improvement(df: pd.DataFrame) -> Figure:
     _require(df, ("system", "tuner", "improvement"), "fig10a")
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
-    grouped_bars(ax, df.assign(pct=100.0 * df["improvement"]), "system", "tuner", "pct",
-                 ["classytune", "bestconfig", "gpbo"])
+    grouped_bars(
+        ax,
+        df.assign(pct=100.0 * df["improvement"]),
+        "system",
+        "tuner",
+        "pct",
+        ["classytune", "bestconfig", "gpbo"],
+    )
     ax.set_ylabel("improvement over default (%)")
     ax.set_title("Fig. 10(a): 30 knobs, 100 tests (whiskers: min-max)", fontsize=10)
     fig.tight_layout()
@@ -302,7 +366,8 @@ def fig7_expert(df: pd.DataFrame) -> Figure:
     grouped_bars(ax, data, "system", "tuner", "ratio", FIG7_ORDER)
     ax.axhline(1.0, color="grey", linewidth=1, linestyle="--")
     ax.set_ylabel("best throughput / default")
-    ax.set_title("Fig. 7 on MySQL surrogates: expert settings (1 test) vs tuners (100 tests)",
-                 fontsize=10)
+    ax.set_title(
+        "Fig. 7 on MySQL surrogates: expert settings (1 test) vs tuners (100 tests)", fontsize=10
+    )
     fig.tight_layout()
     return fig

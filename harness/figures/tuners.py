@@ -26,15 +26,27 @@ from harness.errors import ConfigError
 from harness.space import Config, Space
 from harness.tuner import Tuner
 
-__all__ = ["SUBSPACES", "MappedExpertTuner", "SubspaceRecordingClassyTune", "SweepTuner",
-           "sweep_values"]
+__all__ = [
+    "SUBSPACES",
+    "MappedExpertTuner",
+    "SubspaceRecordingClassyTune",
+    "SweepTuner",
+    "sweep_values",
+]
 
 log = logging.getLogger(__name__)
 
 SUBSPACES = "subspaces.json"
 # MySQL's catalogue writes KB/MB/GB for binary multiples, as MySQL itself does
-_UNIT_BYTES = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "KB": 1024, "MB": 1024**2,
-               "GB": 1024**3}
+_UNIT_BYTES = {
+    "B": 1,
+    "KiB": 1024,
+    "MiB": 1024**2,
+    "GiB": 1024**3,
+    "KB": 1024,
+    "MB": 1024**2,
+    "GB": 1024**3,
+}
 
 
 class SubspaceRecordingClassyTune(ClassyTuneTuner):
@@ -51,13 +63,22 @@ class SubspaceRecordingClassyTune(ClassyTuneTuner):
         rounds = []
         logged = [e for e in self.round_log if "n_candidates" in e]  # rounds that searched
         for entry, found in zip(logged, self.searches, strict=True):
-            boxes = [{"centre": c.tolist(), "size": int(s), "low": lo.tolist(),
-                      "high": hi.tolist()}
-                     for c, s, lo, hi in zip(found.centres, found.sizes, found.lows,
-                                             found.highs, strict=True)]
-            rounds.append({"round": int(entry["round"]), "pivot": found.pivot.tolist(),
-                           "n_candidates": found.n_candidates, "n_winners": found.n_winners,
-                           "fallback": bool(found.fallback), "boxes": boxes})
+            boxes = [
+                {"centre": c.tolist(), "size": int(s), "low": lo.tolist(), "high": hi.tolist()}
+                for c, s, lo, hi in zip(
+                    found.centres, found.sizes, found.lows, found.highs, strict=True
+                )
+            ]
+            rounds.append(
+                {
+                    "round": int(entry["round"]),
+                    "pivot": found.pivot.tolist(),
+                    "n_candidates": found.n_candidates,
+                    "n_winners": found.n_winners,
+                    "fallback": bool(found.fallback),
+                    "boxes": boxes,
+                }
+            )
         payload = {"knobs": self.space.names, "rounds": rounds}
         (Path(directory) / SUBSPACES).write_text(json.dumps(payload, indent=1))
 
@@ -67,8 +88,9 @@ def sweep_values(space: Space, knob: str, points: int) -> list[Any]:
     log-scale knob), ends included; every value of an enum or bool knob. Duplicates (small
     int ranges) are dropped."""
     if knob not in space:
-        raise ConfigError(f"sweep knob {knob!r} is not in the space; knobs: "
-                          f"{', '.join(space.names)}")
+        raise ConfigError(
+            f"sweep knob {knob!r} is not in the space; knobs: {', '.join(space.names)}"
+        )
     spec = space[knob]
     if spec.type == "bool":
         return [False, True]
@@ -86,12 +108,20 @@ class SweepTuner(Tuner):
 
     name = "sweep"
 
-    def __init__(self, space: Space, seed: int = 0, budget: int = 100, knob: str = "",
-                 points: int = 20, values: Sequence[Any] | None = None) -> None:
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        budget: int = 100,
+        knob: str = "",
+        points: int = 20,
+        values: Sequence[Any] | None = None,
+    ) -> None:
         super().__init__(space, seed, budget)
         self.knob = knob
-        self.values = ([space[knob].check(v) for v in values] if values
-                       else sweep_values(space, knob, points))
+        self.values = (
+            [space[knob].check(v) for v in values] if values else sweep_values(space, knob, points)
+        )
         self._next = 0
         self.preferred_batch = len(self.values)
 
@@ -117,9 +147,16 @@ class MappedExpertTuner(Tuner):
 
     name = "expert"
 
-    def __init__(self, space: Space, seed: int = 0, budget: int = 2, system: str = "",
-                 style: str = "manual", catalogue: str = "",
-                 knob_set: str | None = None) -> None:
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        budget: int = 2,
+        system: str = "",
+        style: str = "manual",
+        catalogue: str = "",
+        knob_set: str | None = None,
+    ) -> None:
         super().__init__(space, seed, budget)
         from baselines.expert import expert_setting
         from harness.space import load_catalogue
@@ -132,28 +169,39 @@ class MappedExpertTuner(Tuner):
         self.preferred_batch = min(2, budget)
 
     @classmethod
-    def map_setting(cls, setting: Mapping[str, Any], source: Space,
-                    target: Space) -> dict[str, Any]:
+    def map_setting(
+        cls, setting: Mapping[str, Any], source: Space, target: Space
+    ) -> dict[str, Any]:
         """The knobs of ``setting`` that ``target`` has, converted to ``target``'s units."""
         mapped: dict[str, Any] = {}
         for name, value in setting.items():
             if name not in target or value == source[name].default:
                 continue  # a rule that leaves a knob at the real default says nothing
             src, dst = source[name].unit or "", target[name].unit or ""
-            if src != dst and src in _UNIT_BYTES and dst in _UNIT_BYTES \
-                    and isinstance(value, int | float) and not isinstance(value, bool):
+            if (
+                src != dst
+                and src in _UNIT_BYTES
+                and dst in _UNIT_BYTES
+                and isinstance(value, int | float)
+                and not isinstance(value, bool)
+            ):
                 value = value * _UNIT_BYTES[src] / _UNIT_BYTES[dst]
             elif src != dst:
-                log.warning("expert knob %s: units %r -> %r not convertible; skipped",
-                            name, src, dst)
+                log.warning(
+                    "expert knob %s: units %r -> %r not convertible; skipped", name, src, dst
+                )
                 continue
             mapped[name] = value
         return mapped
 
     def params(self) -> dict[str, object]:
-        return {**super().params(), "system": self.system, "style": self.style,
-                "mapped": json.dumps(self.mapped, default=str),
-                "setting": json.dumps(self.setting, default=str)}
+        return {
+            **super().params(),
+            "system": self.system,
+            "style": self.style,
+            "mapped": json.dumps(self.mapped, default=str),
+            "setting": json.dumps(self.setting, default=str),
+        }
 
     def _propose(self, n: int) -> list[Config]:
         return [dict(self.setting) for _ in range(n)]

@@ -47,8 +47,9 @@ class Cluster:
     def remote(self) -> bool:
         return not all(isinstance(e, LocalExecutor) for e in (*self.sut, self.load))
 
-    def run_all(self, command: Sequence[str], *, reverse: bool = False,
-                **run_kwargs: Any) -> list[CommandResult]:
+    def run_all(
+        self, command: Sequence[str], *, reverse: bool = False, **run_kwargs: Any
+    ) -> list[CommandResult]:
         """Run ``command`` on every SUT node, in order (``reverse`` for stopping)."""
         nodes = reversed(self.sut) if reverse else self.sut
         return [node.run(command, **run_kwargs) for node in nodes]

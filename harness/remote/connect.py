@@ -27,8 +27,9 @@ def connect_inventory(inventory: Inventory) -> Cluster:
     try:
         for name, executor in executors.items():
             round_trip = executor.check_reachable()
-            log.info("host %s (%s) reachable, round trip %.2fs", name, executor.spec.target,
-                     round_trip)
+            log.info(
+                "host %s (%s) reachable, round trip %.2fs", name, executor.spec.target, round_trip
+            )
     except (ExecutorError, HostUnreachable) as exc:
         for executor in executors.values():
             executor.close()
@@ -44,18 +45,22 @@ def adapter_kwargs(system_name: str, target: str, cluster: Cluster) -> dict[str,
     try:
         parameters = inspect.signature(get_class(target)).parameters
     except Exception as exc:
-        raise ConfigError(f"system {system_name!r}: cannot load adapter {target}: {exc}") \
-            from None
+        raise ConfigError(f"system {system_name!r}: cannot load adapter {target}: {exc}") from None
     if "cluster" in parameters:
         return {"cluster": cluster}
     if "executor" in parameters:
         if len(cluster.sut) > 1:
-            log.warning("system %s is single-node; using SUT host %s only", system_name,
-                        cluster.master.host)
+            log.warning(
+                "system %s is single-node; using SUT host %s only",
+                system_name,
+                cluster.master.host,
+            )
         return {"executor": cluster.master}
-    raise ConfigError(f"system {system_name!r} runs only on this machine (its adapter takes no "
-                      "executor); drop hosts=, or use a remote-capable system (postgres, "
-                      "mysql, tomcat, spark, mapreduce, cassandra, hive, hdfs)")
+    raise ConfigError(
+        f"system {system_name!r} runs only on this machine (its adapter takes no "
+        "executor); drop hosts=, or use a remote-capable system (postgres, "
+        "mysql, tomcat, spark, mapreduce, cassandra, hive, hdfs)"
+    )
 
 
 def remove_remote_workdirs(system: Any, local_workdir: Path) -> None:

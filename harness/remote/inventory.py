@@ -60,12 +60,15 @@ class Host:
         if self.user is not None and not _USER.match(self.user):
             raise ConfigError(f"{where}: user {self.user!r} is not a valid account name")
         if not _PATH.match(self.workdir):
-            raise ConfigError(f"{where}: workdir {self.workdir!r} must be an absolute path "
-                              "of letters, digits, '_', '.', '-', '/'")
+            raise ConfigError(
+                f"{where}: workdir {self.workdir!r} must be an absolute path "
+                "of letters, digits, '_', '.', '-', '/'"
+            )
         unknown = set(self.roles) - set(ROLES)
         if unknown or not self.roles:
-            raise ConfigError(f"{where}: roles {list(self.roles)} — each must be one of "
-                              f"{', '.join(ROLES)}")
+            raise ConfigError(
+                f"{where}: roles {list(self.roles)} — each must be one of {', '.join(ROLES)}"
+            )
         if self.connect_timeout_s <= 0:
             raise ConfigError(f"{where}: connect_timeout_s must be positive")
 
@@ -80,14 +83,18 @@ class Host:
         merged = {**defaults, **entry}
         secrets = _SECRET_KEYS & {k.lower() for k in merged}
         if secrets:
-            raise ConfigError(f"host {merged.get('name', '?')!r}: {', '.join(sorted(secrets))} "
-                              "may not be set in an inventory (it would be logged); use "
-                              "~/.ssh/config, the SSH agent or key_file")
+            raise ConfigError(
+                f"host {merged.get('name', '?')!r}: {', '.join(sorted(secrets))} "
+                "may not be set in an inventory (it would be logged); use "
+                "~/.ssh/config, the SSH agent or key_file"
+            )
         known = {f for f in cls.__dataclass_fields__}
         unknown = set(merged) - known
         if unknown:
-            raise ConfigError(f"host {merged.get('name', '?')!r}: unknown setting(s) "
-                              f"{', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+            raise ConfigError(
+                f"host {merged.get('name', '?')!r}: unknown setting(s) "
+                f"{', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
+            )
         if "name" not in merged or "address" not in merged:
             raise ConfigError(f"every host needs a name and an address, got {dict(entry)}")
         roles = merged.get("roles", ("sut",))
@@ -107,13 +114,15 @@ class Inventory:
         names = [h.name for h in self.hosts]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise ConfigError(f"inventory {self.name!r}: host name(s) used twice: "
-                              f"{', '.join(duplicates)}")
+            raise ConfigError(
+                f"inventory {self.name!r}: host name(s) used twice: {', '.join(duplicates)}"
+            )
         if self.hosts and not self.sut:
             raise ConfigError(f"inventory {self.name!r}: no host has the role 'sut'")
         if len([h for h in self.hosts if "load" in h.roles]) > 1:
-            raise ConfigError(f"inventory {self.name!r}: more than one host has the role "
-                              "'load'; give it to one")
+            raise ConfigError(
+                f"inventory {self.name!r}: more than one host has the role 'load'; give it to one"
+            )
 
     @property
     def remote(self) -> bool:
@@ -130,6 +139,10 @@ class Inventory:
         return next((h for h in self.hosts if "load" in h.roles), None)
 
     @classmethod
-    def from_config(cls, name: str, hosts: Sequence[Mapping[str, Any]],
-                    defaults: Mapping[str, Any] | None = None) -> Inventory:
+    def from_config(
+        cls,
+        name: str,
+        hosts: Sequence[Mapping[str, Any]],
+        defaults: Mapping[str, Any] | None = None,
+    ) -> Inventory:
         return cls(name, tuple(Host.from_mapping(h, defaults or {}) for h in hosts))

@@ -41,9 +41,14 @@ _TIMEOUT_CODES = (124, 137)
 _KILL_GRACE_S = 5
 
 
-def remote_command(command: Sequence[str], *, env: Mapping[str, str] | None = None,
-                   cwd: str | Path | None = None, user: str | None = None,
-                   timeout_s: float | None = None) -> str:
+def remote_command(
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    user: str | None = None,
+    timeout_s: float | None = None,
+) -> str:
     """One shell line that runs ``command`` safely on a POSIX host (pure; unit-tested)."""
     argv = [str(part) for part in command]
     if not argv:
@@ -83,21 +88,31 @@ class SSHExecutor(Executor):
         from paramiko.client import AutoAddPolicy, RejectPolicy
 
         spec = self.spec
-        connect_kwargs: dict[str, Any] = {"banner_timeout": spec.connect_timeout_s,
-                                          "auth_timeout": spec.connect_timeout_s}
+        connect_kwargs: dict[str, Any] = {
+            "banner_timeout": spec.connect_timeout_s,
+            "auth_timeout": spec.connect_timeout_s,
+        }
         if spec.key_file:
-            connect_kwargs.update(key_filename=str(Path(spec.key_file).expanduser()),
-                                  look_for_keys=False, allow_agent=False)
-        connection = Connection(spec.address, user=spec.user, port=spec.port,
-                                connect_timeout=int(max(1, spec.connect_timeout_s)),
-                                connect_kwargs=connect_kwargs)
+            connect_kwargs.update(
+                key_filename=str(Path(spec.key_file).expanduser()),
+                look_for_keys=False,
+                allow_agent=False,
+            )
+        connection = Connection(
+            spec.address,
+            user=spec.user,
+            port=spec.port,
+            connect_timeout=int(max(1, spec.connect_timeout_s)),
+            connect_kwargs=connect_kwargs,
+        )
         client = connection.client
         if spec.strict_host_key_checking:
             client.set_missing_host_key_policy(RejectPolicy())
             _load_known_hosts(client, spec.known_hosts)
         else:
-            log.warning("host %s: host-key checking is OFF (strict_host_key_checking: false)",
-                        spec.name)
+            log.warning(
+                "host %s: host-key checking is OFF (strict_host_key_checking: false)", spec.name
+            )
             client.set_missing_host_key_policy(AutoAddPolicy())
         try:
             connection.open()
@@ -110,15 +125,19 @@ class SSHExecutor(Executor):
         spec = self.spec
         text = str(exc) or type(exc).__name__
         if "not found in known_hosts" in text:
-            hint = (f"its host key is unknown: add it with `ssh-keyscan -p {spec.port} "
-                    f"{spec.address} >> ~/.ssh/known_hosts` (check the fingerprint), set "
-                    "known_hosts: <file> for this host, or opt out with "
-                    "strict_host_key_checking: false")
+            hint = (
+                f"its host key is unknown: add it with `ssh-keyscan -p {spec.port} "
+                f"{spec.address} >> ~/.ssh/known_hosts` (check the fingerprint), set "
+                "known_hosts: <file> for this host, or opt out with "
+                "strict_host_key_checking: false"
+            )
         elif type(exc).__name__ == "BadHostKeyException":
             hint = "its host key CHANGED since it was recorded; refusing (possible spoofing)"
         elif type(exc).__name__ in ("AuthenticationException", "PasswordRequiredException"):
-            hint = ("authentication failed: check key_file, ~/.ssh/config or the SSH agent "
-                    "(passwords are not supported)")
+            hint = (
+                "authentication failed: check key_file, ~/.ssh/config or the SSH agent "
+                "(passwords are not supported)"
+            )
         elif isinstance(exc, (socket.timeout, TimeoutError)):
             hint = f"no answer within {spec.connect_timeout_s:g}s"
         else:
@@ -140,10 +159,17 @@ class SSHExecutor(Executor):
     def session_dir(self, local_workdir: Path) -> Path:
         return Path(self.spec.workdir) / Path(local_workdir).name
 
-    def run(self, command: Sequence[str], *, timeout_s: float | None = None,
-            env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-            user: str | None = None, check: bool = True,
-            input_text: str | None = None) -> CommandResult:
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        timeout_s: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        user: str | None = None,
+        check: bool = True,
+        input_text: str | None = None,
+    ) -> CommandResult:
         if user is not None and not self._root():
             user = None  # as on the local executor: only root switches users
         line = remote_command(command, env=env, cwd=cwd, user=user, timeout_s=timeout_s)
@@ -155,20 +181,26 @@ class SSHExecutor(Executor):
             # The channel closed without an exit status: the connection was lost while the
             # command ran. Not the configuration's fault, and not safe to rerun blindly.
             self.close()
-            raise HostUnreachable(f"on {self.host} ({self.spec.target}): the connection was "
-                                  f"lost while `{shlex.join(argv)}` ran")
-        outcome = CommandResult(self.host, argv, result.exited, result.stdout, result.stderr,
-                                duration)
+            raise HostUnreachable(
+                f"on {self.host} ({self.spec.target}): the connection was "
+                f"lost while `{shlex.join(argv)}` ran"
+            )
+        outcome = CommandResult(
+            self.host, argv, result.exited, result.stdout, result.stderr, duration
+        )
         if timeout_s is not None and result.exited in _TIMEOUT_CODES:
-            raise CommandTimeout(f"on {self.host}: `{shlex.join(argv)}` exceeded "
-                                 f"{timeout_s:g}s and was killed", result.stdout,
-                                 result.stderr)
+            raise CommandTimeout(
+                f"on {self.host}: `{shlex.join(argv)}` exceeded {timeout_s:g}s and was killed",
+                result.stdout,
+                result.stderr,
+            )
         if check and not outcome.ok:
             raise ExecutorError(outcome.describe())
         return outcome
 
-    def _invoke(self, line: str, argv: tuple[str, ...], timeout_s: float | None,
-                input_text: str | None) -> Any:
+    def _invoke(
+        self, line: str, argv: tuple[str, ...], timeout_s: float | None, input_text: str | None
+    ) -> Any:
         from invoke.exceptions import CommandTimedOut
 
         stream: Any = io.StringIO(input_text) if input_text is not None else False
@@ -178,19 +210,23 @@ class SSHExecutor(Executor):
             for attempt in (1, 2):
                 connection = self._connect()
                 try:
-                    return connection.run(line, hide=True, warn=True, in_stream=stream,
-                                          timeout=local_limit)
+                    return connection.run(
+                        line, hide=True, warn=True, in_stream=stream, timeout=local_limit
+                    )
                 except CommandTimedOut:
                     self.close()
-                    raise CommandTimeout(f"on {self.host}: `{shlex.join(argv)}` gave no answer "
-                                         f"within {local_limit:g}s (connection dropped?)") \
-                        from None
+                    raise CommandTimeout(
+                        f"on {self.host}: `{shlex.join(argv)}` gave no answer "
+                        f"within {local_limit:g}s (connection dropped?)"
+                    ) from None
                 except Exception as exc:
                     self.close()
                     if isinstance(exc, HostUnreachable):
                         raise
-                    detail = (f"on {self.host} ({self.spec.target}): `{shlex.join(argv)}` "
-                              f"failed: {str(exc) or type(exc).__name__}")
+                    detail = (
+                        f"on {self.host} ({self.spec.target}): `{shlex.join(argv)}` "
+                        f"failed: {str(exc) or type(exc).__name__}"
+                    )
                     if not _is_transport_error(exc):
                         raise ExecutorError(detail) from None
                     if attempt == 2:
@@ -239,19 +275,22 @@ class SSHExecutor(Executor):
         return self.run(["test", "-e", str(path)], check=False).ok
 
     def free_port(self) -> int:
-        probe = ("import socket; s = socket.socket(); s.bind(('', 0)); "
-                 "print(s.getsockname()[1])")
+        probe = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
         result = self.run(["python3", "-c", probe], check=False, timeout_s=30)
         if not result.ok or not result.stdout.strip().isdigit():
-            raise ExecutorError(f"on {self.host}: cannot find a free port (python3 is needed "
-                                f"on the host): {result.stderr.strip()[-200:]}")
+            raise ExecutorError(
+                f"on {self.host}: cannot find a free port (python3 is needed "
+                f"on the host): {result.stderr.strip()[-200:]}"
+            )
         return int(result.stdout.strip())
 
 
 def _is_transport_error(exc: BaseException) -> bool:
     name = type(exc).__name__
     return isinstance(exc, (EOFError, ConnectionError, OSError)) or name in (
-        "SSHException", "ChannelException")
+        "SSHException",
+        "ChannelException",
+    )
 
 
 def _load_known_hosts(client: Any, extra: str | None) -> None:

@@ -33,26 +33,39 @@ class YCSBWorkload(Workload):
     """YCSB (cassandra-cql binding) with ``threads`` client threads for ``duration_s``."""
 
     name = "ycsb_a"
-    metrics = (MetricSpec("throughput_ops", "max", "ops/s"),
-               MetricSpec("read_latency_avg_ms", "min", "ms"),
-               MetricSpec("update_latency_avg_ms", "min", "ms"),
-               MetricSpec("latency_p95_ms", "min", "ms"),
-               MetricSpec("latency_p99_ms", "min", "ms"),
-               MetricSpec("read_latency_p95_ms", "min", "ms"),
-               MetricSpec("read_latency_p99_ms", "min", "ms"),
-               MetricSpec("update_latency_p95_ms", "min", "ms"),
-               MetricSpec("update_latency_p99_ms", "min", "ms"),
-               MetricSpec("errors", "min", "count"))
+    metrics = (
+        MetricSpec("throughput_ops", "max", "ops/s"),
+        MetricSpec("read_latency_avg_ms", "min", "ms"),
+        MetricSpec("update_latency_avg_ms", "min", "ms"),
+        MetricSpec("latency_p95_ms", "min", "ms"),
+        MetricSpec("latency_p99_ms", "min", "ms"),
+        MetricSpec("read_latency_p95_ms", "min", "ms"),
+        MetricSpec("read_latency_p99_ms", "min", "ms"),
+        MetricSpec("update_latency_p95_ms", "min", "ms"),
+        MetricSpec("update_latency_p99_ms", "min", "ms"),
+        MetricSpec("errors", "min", "count"),
+    )
 
-    def __init__(self, ycsb_dir: str = "/opt/ycsb-0.17.0",
-                 workload_file: str = "workloads/workloada", duration_s: float = 60.0,
-                 warmup_s: float = 10.0, threads: int = 32, recordcount: int = 1_000_000,
-                 fieldcount: int = 10, load_threads: int = 32,
-                 replication_factor: int | None = None, read_consistency: str = "ONE",
-                 write_consistency: str = "ONE", load_consistency: str = "ALL",
-                 keyspace: str = "ycsb", java_home: str | None = None,
-                 properties: Mapping[str, Any] | None = None, load_timeout_s: float = 7200.0,
-                 startup_slack_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        ycsb_dir: str = "/opt/ycsb-0.17.0",
+        workload_file: str = "workloads/workloada",
+        duration_s: float = 60.0,
+        warmup_s: float = 10.0,
+        threads: int = 32,
+        recordcount: int = 1_000_000,
+        fieldcount: int = 10,
+        load_threads: int = 32,
+        replication_factor: int | None = None,
+        read_consistency: str = "ONE",
+        write_consistency: str = "ONE",
+        load_consistency: str = "ALL",
+        keyspace: str = "ycsb",
+        java_home: str | None = None,
+        properties: Mapping[str, Any] | None = None,
+        load_timeout_s: float = 7200.0,
+        startup_slack_s: float = 120.0,
+    ) -> None:
         self.ycsb_dir = ycsb.ycsb_arg(ycsb_dir, "ycsb_dir").rstrip("/")
         self.workload_file = ycsb.ycsb_arg(workload_file, "workload_file")
         self.duration_s = float(duration_s)
@@ -84,12 +97,15 @@ class YCSBWorkload(Workload):
 
     def _properties(self, system: Any, phase: str, seconds: float = 0.0) -> dict[str, object]:
         props: dict[str, object] = {
-            "hosts": system.client_hosts, "port": system.native_port,
-            "cassandra.keyspace": self.keyspace, "recordcount": self.recordcount,
+            "hosts": system.client_hosts,
+            "port": system.native_port,
+            "cassandra.keyspace": self.keyspace,
+            "recordcount": self.recordcount,
             "fieldcount": self.fieldcount,
             "cassandra.readconsistencylevel": self.read_consistency,
-            "cassandra.writeconsistencylevel":
-                self.load_consistency if phase == "load" else self.write_consistency,
+            "cassandra.writeconsistencylevel": self.load_consistency
+            if phase == "load"
+            else self.write_consistency,
         }
         if phase == "run":
             props["operationcount"] = OPERATION_COUNT
@@ -100,9 +116,15 @@ class YCSBWorkload(Workload):
         """The ycsb.sh command line of a load or run phase (pure, for tests and logs)."""
         cassandra = self._system(system)
         threads = self.load_threads if phase == "load" else self.threads
-        return ycsb.ycsb_command(self.ycsb_dir, phase, "cassandra-cql", self.workload_file,
-                                 self._properties(cassandra, phase, seconds), threads,
-                                 java_home=self.java_home)
+        return ycsb.ycsb_command(
+            self.ycsb_dir,
+            phase,
+            "cassandra-cql",
+            self.workload_file,
+            self._properties(cassandra, phase, seconds),
+            threads,
+            java_home=self.java_home,
+        )
 
     def prepare(self, system: System, workdir: Path) -> None:
         cassandra = self._system(system)
@@ -113,29 +135,38 @@ class YCSBWorkload(Workload):
                 raise ConfigError(
                     f"YCSB not found on load host {load.host}: {path} is missing; unpack the "
                     "YCSB 0.17.0 distribution (ycsb-0.17.0.tar.gz) there, or set "
-                    f"system.workloads.{self.name}.ycsb_dir=<its folder>")
+                    f"system.workloads.{self.name}.ycsb_dir=<its folder>"
+                )
         factor = self.replication_factor or min(3, len(cassandra.nodes))
         cassandra.cql(ycsb.create_schema_cql(self.keyspace, factor, self.fieldcount))
-        log.info("YCSB: loading %d records (replication factor %d) from %s", self.recordcount,
-                 factor, load.host)
+        log.info(
+            "YCSB: loading %d records (replication factor %d) from %s",
+            self.recordcount,
+            factor,
+            load.host,
+        )
         output, errors = self._ycsb(cassandra, "load", 0.0, self.load_timeout_s)
         metrics = ycsb.ycsb_metrics(output, ("INSERT",), errors)
         if metrics["errors"] > 0:
-            raise WorkloadError(f"YCSB load: {metrics['errors']:g} of {self.recordcount} inserts "
-                                "failed", tail(output))
+            raise WorkloadError(
+                f"YCSB load: {metrics['errors']:g} of {self.recordcount} inserts failed",
+                tail(output),
+            )
 
-    def _ycsb(self, cassandra: Any, phase: str, seconds: float,
-              limit: float) -> tuple[str, str]:
+    def _ycsb(self, cassandra: Any, phase: str, seconds: float, limit: float) -> tuple[str, str]:
         command = self.command(cassandra, phase, seconds)
         load = cassandra.cluster.load
         try:
             result = load.run(command, timeout_s=limit, check=False)
         except CommandTimeout as exc:
-            raise WorkloadTimeout(f"YCSB {phase} on {load.host} did not finish within {limit:g}s",
-                                  tail(exc.stdout + exc.stderr)) from None
+            raise WorkloadTimeout(
+                f"YCSB {phase} on {load.host} did not finish within {limit:g}s",
+                tail(exc.stdout + exc.stderr),
+            ) from None
         if not result.ok:
-            raise WorkloadError(f"YCSB {phase} failed {result.describe()}",
-                                tail(result.stdout + result.stderr))
+            raise WorkloadError(
+                f"YCSB {phase} failed {result.describe()}", tail(result.stdout + result.stderr)
+            )
         return result.stdout, result.stderr
 
     def _limit(self, seconds: float, timeout_s: float | None) -> float:
@@ -146,15 +177,25 @@ class YCSBWorkload(Workload):
         cassandra = self._system(system)
         if self.warmup_s > 0:
             self._ycsb(cassandra, "run", self.warmup_s, self._limit(self.warmup_s, timeout_s))
-        output, errors = self._ycsb(cassandra, "run", self.duration_s,
-                                    self._limit(self.duration_s, timeout_s))
+        output, errors = self._ycsb(
+            cassandra, "run", self.duration_s, self._limit(self.duration_s, timeout_s)
+        )
         metrics = ycsb.ycsb_metrics(output, ("READ", "UPDATE"), errors)
-        log.info("YCSB: %.0f ops/s, p99 %.1f ms, %g errors", metrics["throughput_ops"],
-                 metrics["latency_p99_ms"], metrics["errors"])
+        log.info(
+            "YCSB: %.0f ops/s, p99 %.1f ms, %g errors",
+            metrics["throughput_ops"],
+            metrics["latency_p99_ms"],
+            metrics["errors"],
+        )
         return metrics
 
     def params(self) -> dict[str, Any]:
-        return {**super().params(), "warmup_s": self.warmup_s, "threads": self.threads,
-                "recordcount": self.recordcount, "workload_file": self.workload_file,
-                "read_consistency": self.read_consistency,
-                "write_consistency": self.write_consistency}
+        return {
+            **super().params(),
+            "warmup_s": self.warmup_s,
+            "threads": self.threads,
+            "recordcount": self.recordcount,
+            "workload_file": self.workload_file,
+            "read_consistency": self.read_consistency,
+            "write_consistency": self.write_consistency,
+        }

@@ -33,26 +33,50 @@ __all__ = [
 _SAFE = re.compile(r"[A-Za-z0-9_.,:/=+@%-]+")
 _LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?),\s*(\S+)\s*$")
 _IDENT = re.compile(r"[a-z][a-z0-9_]{0,47}")
-_CONSISTENCY = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM",
-                "LOCAL_ONE")
+_CONSISTENCY = (
+    "ANY",
+    "ONE",
+    "TWO",
+    "THREE",
+    "QUORUM",
+    "ALL",
+    "LOCAL_QUORUM",
+    "EACH_QUORUM",
+    "LOCAL_ONE",
+)
 #: Output lines that explain a failed run (the first one found goes into the error message).
-ERROR_HINTS = ("Error initializing datastore bindings", "NoHostAvailableException",
-               "Cannot connect", "DBException", "Unable to open the properties file",
-               "[ERROR]", "Exception")
+ERROR_HINTS = (
+    "Error initializing datastore bindings",
+    "NoHostAvailableException",
+    "Cannot connect",
+    "DBException",
+    "Unable to open the properties file",
+    "[ERROR]",
+    "Exception",
+)
 
 
 def ycsb_arg(value: object, what: str) -> str:
     """``value`` as a ycsb.sh argument, refused if ycsb.sh's word splitting could change it."""
     text = str(value)
     if not _SAFE.fullmatch(text):
-        raise ConfigError(f"{what}={text!r}: YCSB's ycsb.sh re-splits its arguments, so use "
-                          "only letters, digits and _ . , : / = + @ % - (no blanks)")
+        raise ConfigError(
+            f"{what}={text!r}: YCSB's ycsb.sh re-splits its arguments, so use "
+            "only letters, digits and _ . , : / = + @ % - (no blanks)"
+        )
     return text
 
 
-def ycsb_command(ycsb_dir: str, phase: str, binding: str, workload_file: str,
-                 properties: Mapping[str, object], threads: int, status: bool = True,
-                 java_home: str | None = None) -> list[str]:
+def ycsb_command(
+    ycsb_dir: str,
+    phase: str,
+    binding: str,
+    workload_file: str,
+    properties: Mapping[str, object],
+    threads: int,
+    status: bool = True,
+    java_home: str | None = None,
+) -> list[str]:
     """``<ycsb>/bin/ycsb.sh load|run <binding> -P <workload> -p k=v ... -threads N [-s]``."""
     if phase not in ("load", "run"):
         raise ConfigError(f"YCSB phase {phase!r}: use load or run")
@@ -60,8 +84,13 @@ def ycsb_command(ycsb_dir: str, phase: str, binding: str, workload_file: str,
         raise ConfigError(f"YCSB threads must be >= 1, got {threads}")
     home = ycsb_arg(ycsb_dir, "ycsb_dir").rstrip("/")
     path = workload_file if workload_file.startswith("/") else f"{home}/{workload_file}"
-    command = [f"{home}/bin/ycsb.sh", phase, ycsb_arg(binding, "binding"), "-P",
-               ycsb_arg(path, "workload_file")]
+    command = [
+        f"{home}/bin/ycsb.sh",
+        phase,
+        ycsb_arg(binding, "binding"),
+        "-P",
+        ycsb_arg(path, "workload_file"),
+    ]
     for key, value in properties.items():
         command += ["-p", f"{ycsb_arg(key, 'YCSB property')}={ycsb_arg(value, key)}"]
     command += ["-threads", str(int(threads))]
@@ -87,10 +116,12 @@ def create_schema_cql(keyspace: str, replication_factor: int, fieldcount: int = 
     if int(replication_factor) < 1 or int(fieldcount) < 1:
         raise ConfigError("replication_factor and fieldcount must be >= 1")
     fields = ", ".join(f"field{i} varchar" for i in range(int(fieldcount)))
-    return (f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
-            f"{{'class': 'SimpleStrategy', 'replication_factor': {int(replication_factor)}}}; "
-            f"CREATE TABLE IF NOT EXISTS {keyspace}.usertable "
-            f"(y_id varchar PRIMARY KEY, {fields});")
+    return (
+        f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
+        f"{{'class': 'SimpleStrategy', 'replication_factor': {int(replication_factor)}}}; "
+        f"CREATE TABLE IF NOT EXISTS {keyspace}.usertable "
+        f"(y_id varchar PRIMARY KEY, {fields});"
+    )
 
 
 def parse_ycsb(text: str) -> dict[tuple[str, str], float]:
@@ -139,12 +170,14 @@ def _latency_ms(results: Mapping[tuple[str, str], float], op: str, measure: str)
         return results[(op, f"{measure}(us)")] / 1000.0
     if (op, f"{measure}(ms)") in results:
         return results[(op, f"{measure}(ms)")]
-    raise WorkloadError(f"YCSB printed no {measure} for {op} (use the default "
-                        "measurementtype=hdrhistogram)")
+    raise WorkloadError(
+        f"YCSB printed no {measure} for {op} (use the default measurementtype=hdrhistogram)"
+    )
 
 
-def ycsb_metrics(text: str, operations: Sequence[str] = ("READ", "UPDATE"),
-                 diagnostics: str = "") -> dict[str, float]:
+def ycsb_metrics(
+    text: str, operations: Sequence[str] = ("READ", "UPDATE"), diagnostics: str = ""
+) -> dict[str, float]:
     """Metrics of one YCSB run: successful operations per second, per-operation average and
     p95/p99 latencies in ms, the worst p95/p99 across ``operations``, and the error count.
 
@@ -154,30 +187,40 @@ def ycsb_metrics(text: str, operations: Sequence[str] = ("READ", "UPDATE"),
     results = parse_ycsb(text)
     runtime_ms = results.get(("OVERALL", "RunTime(ms)"))
     if not runtime_ms or runtime_ms <= 0:
-        raise WorkloadError("YCSB printed no [OVERALL] results" + _hint(text + diagnostics),
-                            tail(text + "\n" + diagnostics))
+        raise WorkloadError(
+            "YCSB printed no [OVERALL] results" + _hint(text + diagnostics),
+            tail(text + "\n" + diagnostics),
+        )
     metrics: dict[str, float] = {}
     ok_total = errors = 0.0
     for op in operations:
         ok, failed = _counts(results, op)
         errors += failed
         if ok <= 0:
-            raise WorkloadError(f"no successful YCSB {op} operation ({failed:g} failed)"
-                                + _hint(text + diagnostics), tail(text + "\n" + diagnostics))
+            raise WorkloadError(
+                f"no successful YCSB {op} operation ({failed:g} failed)"
+                + _hint(text + diagnostics),
+                tail(text + "\n" + diagnostics),
+            )
         ok_total += ok
         name = op.lower()
         metrics[f"{name}_latency_avg_ms"] = _latency_ms(results, op, "AverageLatency")
         for pct in ("95", "99"):
-            metrics[f"{name}_latency_p{pct}_ms"] = _latency_ms(results, op,
-                                                               f"{pct}thPercentileLatency")
+            metrics[f"{name}_latency_p{pct}_ms"] = _latency_ms(
+                results, op, f"{pct}thPercentileLatency"
+            )
     # Other operation kinds (e.g. an INSERT in a mixed file) count only as errors if they fail.
     for section in {s for s, _ in results} - set(operations):
-        if section not in ("OVERALL", "CLEANUP") and not section.endswith("-FAILED") and \
-                not section.startswith(("TOTAL_", "MAX_", "MIN_")):
+        if (
+            section not in ("OVERALL", "CLEANUP")
+            and not section.endswith("-FAILED")
+            and not section.startswith(("TOTAL_", "MAX_", "MIN_"))
+        ):
             errors += _counts(results, section)[1]
     for pct in ("95", "99"):
-        metrics[f"latency_p{pct}_ms"] = max(metrics[f"{op.lower()}_latency_p{pct}_ms"]
-                                            for op in operations)
+        metrics[f"latency_p{pct}_ms"] = max(
+            metrics[f"{op.lower()}_latency_p{pct}_ms"] for op in operations
+        )
     metrics["throughput_ops"] = ok_total / (runtime_ms / 1000.0)
     metrics["errors"] = errors
     return metrics

@@ -42,8 +42,15 @@ _OK_STATUSES = ("SUCCEEDED", "INFEASIBLE")
 _TRUE, _FALSE = ("true", "yes", "on"), ("false", "no", "off")
 
 # BestConfig's unit-hint prefixes (see data/bestconf/README.md): prefix -> unit.
-_BESTCONF_PREFIXES = (("sqlmyd_K", "KiB"), ("sqlmyd_Type", ""), ("sqlmyd", ""),
-                      ("Size.", "KiB"), ("Time.", "ms"), ("mapred", ""), ("yarn", ""))
+_BESTCONF_PREFIXES = (
+    ("sqlmyd_K", "KiB"),
+    ("sqlmyd_Type", ""),
+    ("sqlmyd", ""),
+    ("Size.", "KiB"),
+    ("Time.", "ms"),
+    ("mapred", ""),
+    ("yarn", ""),
+)
 
 
 def bestconf_name(column: str) -> tuple[str, str]:
@@ -51,7 +58,7 @@ def bestconf_name(column: str) -> tuple[str, str]:
     (sort_buffer_size, KiB), yarnyarn.nodemanager.x -> (yarn.nodemanager.x, '')."""
     for prefix, unit in _BESTCONF_PREFIXES:
         if column.startswith(prefix) and len(column) > len(prefix):
-            return column[len(prefix):], unit
+            return column[len(prefix) :], unit
     return column, ""
 
 
@@ -89,18 +96,21 @@ def _number(text: str | None) -> float | None:
 def _target_column(table: Table, target: str | None, export: bool) -> str:
     listing = ", ".join(table.columns)
     if not target:
-        raise ConfigError(f"no target column given for {table.source}; set dataset.target to "
-                          f"one of: {listing}")
+        raise ConfigError(
+            f"no target column given for {table.source}; set dataset.target to one of: {listing}"
+        )
     candidates = [target] + ([f"result.{target}"] if export else [])
     for name in candidates:
         if name in table.columns:
             return name
-    raise ConfigError(f"target column {target!r} is not in {table.source}; its columns are: "
-                      f"{listing}")
+    raise ConfigError(
+        f"target column {target!r} is not in {table.source}; its columns are: {listing}"
+    )
 
 
-def _failures(table: Table, target_col: str, failure_value: float | None) -> tuple[np.ndarray,
-                                                                                   np.ndarray]:
+def _failures(
+    table: Table, target_col: str, failure_value: float | None
+) -> tuple[np.ndarray, np.ndarray]:
     raw = table.column(target_col)
     status = table.column("status") if "status" in table.columns else [None] * len(raw)
     values = np.full(len(raw), np.nan)
@@ -114,8 +124,9 @@ def _failures(table: Table, target_col: str, failure_value: float | None) -> tup
             continue
         number = _number(cell)
         if number is None:
-            raise ConfigError(f"{table.where(i)}: target {target_col!r} value {cell!r} is not a "
-                              "number")
+            raise ConfigError(
+                f"{table.where(i)}: target {target_col!r} value {cell!r} is not a number"
+            )
         if failure_value is not None and number == failure_value:
             failed[i] = True
             continue
@@ -123,13 +134,16 @@ def _failures(table: Table, target_col: str, failure_value: float | None) -> tup
     return values, failed
 
 
-def _infer_knob(name: str, column: str, cells: list[str | None], table: Table, unit: str,
-                max_enum: int) -> Knob | None:
+def _infer_knob(
+    name: str, column: str, cells: list[str | None], table: Table, unit: str, max_enum: int
+) -> Knob | None:
     """One knob from one column, or None if the column is constant."""
     for i, cell in enumerate(cells):
         if cell is None:
-            raise ConfigError(f"{table.where(i)}: knob column {column!r} is empty; every row "
-                              "needs a value for every knob (or exclude the column)")
+            raise ConfigError(
+                f"{table.where(i)}: knob column {column!r} is empty; every row "
+                "needs a value for every knob (or exclude the column)"
+            )
     texts = [c for c in cells if c is not None]
     if len(set(texts)) < 2:
         return None
@@ -152,14 +166,18 @@ def _infer_knob(name: str, column: str, cells: list[str | None], table: Table, u
     if column in table.nominal or n_numeric * 2 < len(numbers):
         distinct = sorted(set(texts))
         if len(distinct) > max_enum:
-            raise ConfigError(f"{table.source}: column {column!r} has {len(distinct)} distinct "
-                              f"text values, too many for an enum knob (max {max_enum}); "
-                              "exclude it or raise max_enum")
+            raise ConfigError(
+                f"{table.source}: column {column!r} has {len(distinct)} distinct "
+                f"text values, too many for an enum knob (max {max_enum}); "
+                "exclude it or raise max_enum"
+            )
         default_text = Counter(texts).most_common(1)[0][0]
         return Knob(name, "enum", default=default_text, values=tuple(distinct), unit=unit)
     bad = next(i for i, v in enumerate(numbers) if v is None)
-    raise ConfigError(f"{table.where(bad)}: numeric knob column {column!r} holds "
-                      f"{texts[bad]!r}, which is not a number")
+    raise ConfigError(
+        f"{table.where(bad)}: numeric knob column {column!r} holds "
+        f"{texts[bad]!r}, which is not a number"
+    )
 
 
 def _cell_value(knob: Knob, cell: str) -> bool | int | float | str:
@@ -171,9 +189,16 @@ def _cell_value(knob: Knob, cell: str) -> bool | int | float | str:
     return int(number) if knob.type == "int" else number
 
 
-def build_dataset(table: Table, target: str | None, *, exclude: Sequence[str] = (),
-                  failure_value: float | None = None, default_row: int | str | None = None,
-                  rename: str | None = None, max_enum: int = 12) -> Dataset:
+def build_dataset(
+    table: Table,
+    target: str | None,
+    *,
+    exclude: Sequence[str] = (),
+    failure_value: float | None = None,
+    default_row: int | str | None = None,
+    rename: str | None = None,
+    max_enum: int = 12,
+) -> Dataset:
     """Type a raw table into a :class:`Dataset` (see the module docstring for the rules)."""
     if not table.rows:
         raise ConfigError(f"{table.source} has a header but no data rows")
@@ -183,8 +208,9 @@ def build_dataset(table: Table, target: str | None, *, exclude: Sequence[str] = 
     skip = {target_col, *BOOKKEEPING, *exclude}
     unknown = [c for c in exclude if c not in table.columns]
     if unknown:
-        raise ConfigError(f"exclude names unknown columns {unknown}; columns: "
-                          f"{', '.join(table.columns)}")
+        raise ConfigError(
+            f"exclude names unknown columns {unknown}; columns: {', '.join(table.columns)}"
+        )
     if export:
         sources = [c for c in table.columns if c.startswith("config.") and c not in skip]
     else:
@@ -209,8 +235,10 @@ def build_dataset(table: Table, target: str | None, *, exclude: Sequence[str] = 
     if not knobs:
         raise ConfigError(f"{table.source}: no knob columns left (all constant or excluded)")
     cells = {name: table.column(col) for name, col in columns.items()}
-    configs = [{k.name: _cell_value(k, cells[k.name][i]) for k in knobs}  # type: ignore[arg-type]
-               for i in range(len(table.rows))]
+    configs = [
+        {k.name: _cell_value(k, cells[k.name][i]) for k in knobs}  # type: ignore[arg-type]
+        for i in range(len(table.rows))
+    ]
     default_source = "median of each knob (mode for enum/bool): the data marks no default"
     default_index: int | None = None
     if "is_default" in table.columns:
@@ -229,14 +257,25 @@ def build_dataset(table: Table, target: str | None, *, exclude: Sequence[str] = 
     space = Space(tuple(knobs))
     statuses: Counter[str] = Counter()
     if "status" in table.columns:
-        statuses.update((c or "").strip().upper() for c, bad in
-                        zip(table.column("status"), failed, strict=True) if bad)
+        statuses.update(
+            (c or "").strip().upper()
+            for c, bad in zip(table.column("status"), failed, strict=True)
+            if bad
+        )
         statuses.pop("SUCCEEDED", None)
         statuses.pop("INFEASIBLE", None)
-    return Dataset(space=space, configs=configs, points=space.encode_many(configs),
-                   values=values, failed=failed, target=target_col,
-                   default_source=default_source, columns=columns, notes=notes,
-                   failure_statuses=dict(statuses))
+    return Dataset(
+        space=space,
+        configs=configs,
+        points=space.encode_many(configs),
+        values=values,
+        failed=failed,
+        target=target_col,
+        default_source=default_source,
+        columns=columns,
+        notes=notes,
+        failure_statuses=dict(statuses),
+    )
 
 
 def _with_default(knob: Knob, value: bool | int | float | str) -> Knob:
@@ -266,11 +305,15 @@ def apply_catalogue(dataset: Dataset, catalogue: Space) -> Dataset:
         try:
             configs.append(space.validate(config))
         except ConfigError as exc:
-            raise ConfigError(f"data row {i + 1} does not fit the knob catalogue: {exc}"
-                              ) from None
+            raise ConfigError(f"data row {i + 1} does not fit the knob catalogue: {exc}") from None
     if not from_row:
         source = "the knob catalogue's defaults (the data marks no default)"
     else:
         source = dataset.default_source
-    return replace(dataset, space=space, configs=configs, points=space.encode_many(configs),
-                   default_source=source)
+    return replace(
+        dataset,
+        space=space,
+        configs=configs,
+        points=space.encode_many(configs),
+        default_source=source,
+    )

@@ -67,9 +67,13 @@ class ModelSettings:
     min_failures: int = 3
 
     def forest_kwargs(self) -> dict[str, Any]:
-        return {"n_estimators": self.n_estimators, "min_samples_leaf": self.min_samples_leaf,
-                "max_features": self.max_features, "max_samples": self.max_samples,
-                "random_state": self.seed}
+        return {
+            "n_estimators": self.n_estimators,
+            "min_samples_leaf": self.min_samples_leaf,
+            "max_features": self.max_features,
+            "max_samples": self.max_samples,
+            "random_state": self.seed,
+        }
 
 
 @dataclass(frozen=True)
@@ -95,8 +99,10 @@ class Fidelity:
         return found
 
     def summary(self) -> str:
-        text = (f"R²={self.r2:.2f} τ={self.tau:.2f} top-{self.top_k} recall="
-                f"{self.topk_recall:.2f} on {self.rows} held-out rows ({self.folds}-fold)")
+        text = (
+            f"R²={self.r2:.2f} τ={self.tau:.2f} top-{self.top_k} recall="
+            f"{self.topk_recall:.2f} on {self.rows} held-out rows ({self.folds}-fold)"
+        )
         if self.failure_balanced_accuracy is not None:
             text += f"; failure model balanced accuracy={self.failure_balanced_accuracy:.2f}"
         return text
@@ -105,8 +111,9 @@ class Fidelity:
         return asdict(self)
 
 
-def fidelity_scores(y_true: np.ndarray, y_pred: np.ndarray, direction: Direction,
-                    top_fraction: float = 0.1) -> tuple[float, float, float, int]:
+def fidelity_scores(
+    y_true: np.ndarray, y_pred: np.ndarray, direction: Direction, top_fraction: float = 0.1
+) -> tuple[float, float, float, int]:
     """(R², Kendall τ, top-k recall, k) of predictions against truth.
 
     Top-k recall: of the ``k = ceil(top_fraction * n)`` truly best rows (largest for max,
@@ -134,8 +141,13 @@ def _classifier(settings: ModelSettings) -> RandomForestClassifier:
     return RandomForestClassifier(**settings.forest_kwargs(), class_weight="balanced", n_jobs=1)
 
 
-def cross_validate(points: np.ndarray, values: np.ndarray, failed: np.ndarray,
-                   direction: Direction, settings: ModelSettings) -> Fidelity:
+def cross_validate(
+    points: np.ndarray,
+    values: np.ndarray,
+    failed: np.ndarray,
+    direction: Direction,
+    settings: ModelSettings,
+) -> Fidelity:
     """Fidelity of the surrogate's learners by seeded ``settings.folds``-fold CV."""
     ok = ~failed
     x, y = points[ok], values[ok]
@@ -153,27 +165,47 @@ def cross_validate(points: np.ndarray, values: np.ndarray, failed: np.ndarray,
             clf = _classifier(settings).fit(points[train], failed[train])
             labels[test] = clf.predict(points[test])
         balanced = float(balanced_accuracy_score(failed, labels.astype(bool)))
-    return Fidelity(r2=r2, tau=tau, topk_recall=recall, rows=len(y), top_k=k,
-                    folds=settings.folds, failures=n_fail, failure_balanced_accuracy=balanced)
+    return Fidelity(
+        r2=r2,
+        tau=tau,
+        topk_recall=recall,
+        rows=len(y),
+        top_k=k,
+        folds=settings.folds,
+        failures=n_fail,
+        failure_balanced_accuracy=balanced,
+    )
 
 
 class SurrogateModel:
     """Fitted regressor (+ optional failure classifier), OOB residuals and fidelity."""
 
-    def __init__(self, regressor: RandomForestRegressor,
-                 classifier: RandomForestClassifier | None, residuals: np.ndarray,
-                 fidelity: Fidelity, value_range: tuple[float, float]) -> None:
+    def __init__(
+        self,
+        regressor: RandomForestRegressor,
+        classifier: RandomForestClassifier | None,
+        residuals: np.ndarray,
+        fidelity: Fidelity,
+        value_range: tuple[float, float],
+    ) -> None:
         self.regressor = regressor
         self.classifier = classifier
         self.residuals = residuals
         self.fidelity = fidelity
         self.value_range = value_range
-        self._fail_class = (int(np.flatnonzero(classifier.classes_ == 1)[0])
-                            if classifier is not None else -1)
+        self._fail_class = (
+            int(np.flatnonzero(classifier.classes_ == 1)[0]) if classifier is not None else -1
+        )
 
     @classmethod
-    def fit(cls, points: np.ndarray, values: np.ndarray, failed: np.ndarray,
-            direction: Direction, settings: ModelSettings) -> SurrogateModel:
+    def fit(
+        cls,
+        points: np.ndarray,
+        values: np.ndarray,
+        failed: np.ndarray,
+        direction: Direction,
+        settings: ModelSettings,
+    ) -> SurrogateModel:
         fidelity = cross_validate(points, values, failed, direction, settings)
         ok = ~failed
         regressor = _regressor(settings, oob=True).fit(points[ok], values[ok])
@@ -184,8 +216,11 @@ class SurrogateModel:
         if int(failed.sum()) >= settings.min_failures:
             classifier = _classifier(settings).fit(points, failed.astype(int))
         elif failed.any():
-            log.info("only %d failed row(s): too few to learn a failure region; the surrogate "
-                     "never fails", int(failed.sum()))
+            log.info(
+                "only %d failed row(s): too few to learn a failure region; the surrogate "
+                "never fails",
+                int(failed.sum()),
+            )
         y = values[ok]
         return cls(regressor, classifier, residuals, fidelity, (float(y.min()), float(y.max())))
 
@@ -213,21 +248,36 @@ class SurrogateModel:
         return total / len(self.classifier.estimators_)
 
 
-def cache_key(points: np.ndarray, values: np.ndarray, failed: np.ndarray, direction: str,
-              settings: ModelSettings) -> str:
+def cache_key(
+    points: np.ndarray,
+    values: np.ndarray,
+    failed: np.ndarray,
+    direction: str,
+    settings: ModelSettings,
+) -> str:
     """Digest of everything a fit depends on (data as typed, settings, library versions)."""
     digest = hashlib.sha256()
     for array in (points, values, failed):
         digest.update(np.ascontiguousarray(array).tobytes())
-    meta = {"direction": direction, "settings": asdict(settings), "v": _CACHE_VERSION,
-            "sklearn": sklearn.__version__, "numpy": np.__version__}
+    meta = {
+        "direction": direction,
+        "settings": asdict(settings),
+        "v": _CACHE_VERSION,
+        "sklearn": sklearn.__version__,
+        "numpy": np.__version__,
+    }
     digest.update(json.dumps(meta, sort_keys=True).encode())
     return digest.hexdigest()[:24]
 
 
-def load_or_fit(points: np.ndarray, values: np.ndarray, failed: np.ndarray,
-                direction: Direction, settings: ModelSettings,
-                cache_dir: str | Path | None) -> tuple[SurrogateModel, str]:
+def load_or_fit(
+    points: np.ndarray,
+    values: np.ndarray,
+    failed: np.ndarray,
+    direction: Direction,
+    settings: ModelSettings,
+    cache_dir: str | Path | None,
+) -> tuple[SurrogateModel, str]:
     """The fitted model for this data and settings, from ``cache_dir`` if already fitted."""
     key = cache_key(points, values, failed, direction, settings)
     path = Path(cache_dir) / f"surrogate-{key}.pkl" if cache_dir else None

@@ -40,9 +40,17 @@ def _scores(model: SurrogateModel, points: np.ndarray, sign: float) -> np.ndarra
     return score
 
 
-def search_optimum(model: SurrogateModel, space: Space, direction: str, *,
-                   n_points: int = 200_000, seed: int = 0, starts: int = 16,
-                   steps: int = 60, batch: int = 32) -> tuple[Config, float]:
+def search_optimum(
+    model: SurrogateModel,
+    space: Space,
+    direction: str,
+    *,
+    n_points: int = 200_000,
+    seed: int = 0,
+    starts: int = 16,
+    steps: int = 60,
+    batch: int = 32,
+) -> tuple[Config, float]:
     """Best configuration of the surrogate and its predicted value (see the module docstring)."""
     rng = np.random.default_rng(seed)
     sign = 1.0 if direction == "max" else -1.0

@@ -39,11 +39,13 @@ BUILTIN = "builtin:"
 def resolve_path(path: str | Path | None) -> Path:
     """``builtin:bestconf/x.arff`` -> the packaged data file; other paths as given."""
     if path is None or str(path) in ("", "None", "null"):
-        raise ConfigError("no dataset file given: run with system=dataset dataset.path=FILE "
-                          "dataset.target=COLUMN dataset.direction=max|min")
+        raise ConfigError(
+            "no dataset file given: run with system=dataset dataset.path=FILE "
+            "dataset.target=COLUMN dataset.direction=max|min"
+        )
     text = str(path)
     if text.startswith(BUILTIN):
-        return DATA_DIR / text[len(BUILTIN):]
+        return DATA_DIR / text[len(BUILTIN) :]
     return Path(text).expanduser()
 
 
@@ -60,30 +62,56 @@ class DatasetSystem(System):
 
     kind = "surrogate"
 
-    def __init__(self, path: str, target: str | None, direction: str = "max",
-                 name: str | None = None, *, noise: float = 0.0, noise_seed: int = 0,
-                 default_row: int | str | None = None, failure_value: float | None = None,
-                 exclude: list[str] | tuple[str, ...] = (), rename: str | None = None,
-                 max_enum: int = 12, min_rows: int = 20, n_estimators: int = 100,
-                 min_samples_leaf: int = 2, max_features: float = 1.0,
-                 max_samples: float | None = None, model_seed: int = 0, folds: int = 4,
-                 allow_poor_fidelity: bool = False, r2_warn: float = 0.5,
-                 tau_warn: float = 0.4, tau_refuse: float = 0.1,
-                 failure_status: str = "auto",
-                 cache_dir: str | None = "results/cache/surrogates",
-                 catalogue: str | None = None, knob_set: str | None = None,
-                 unit: str = "", source: str = "") -> None:
+    def __init__(
+        self,
+        path: str,
+        target: str | None,
+        direction: str = "max",
+        name: str | None = None,
+        *,
+        noise: float = 0.0,
+        noise_seed: int = 0,
+        default_row: int | str | None = None,
+        failure_value: float | None = None,
+        exclude: list[str] | tuple[str, ...] = (),
+        rename: str | None = None,
+        max_enum: int = 12,
+        min_rows: int = 20,
+        n_estimators: int = 100,
+        min_samples_leaf: int = 2,
+        max_features: float = 1.0,
+        max_samples: float | None = None,
+        model_seed: int = 0,
+        folds: int = 4,
+        allow_poor_fidelity: bool = False,
+        r2_warn: float = 0.5,
+        tau_warn: float = 0.4,
+        tau_refuse: float = 0.1,
+        failure_status: str = "auto",
+        cache_dir: str | None = "results/cache/surrogates",
+        catalogue: str | None = None,
+        knob_set: str | None = None,
+        unit: str = "",
+        source: str = "",
+    ) -> None:
         if direction not in ("max", "min"):
             raise ConfigError(f"dataset direction must be max or min, got {direction!r}")
         self.direction: Literal["max", "min"] = direction  # type: ignore[assignment]
         self.path = resolve_path(path)
         table = read_table(self.path)
         self.dataset: Dataset = build_dataset(
-            table, target, exclude=tuple(exclude or ()), failure_value=failure_value,
-            default_row=default_row, rename=rename, max_enum=max_enum)
+            table,
+            target,
+            exclude=tuple(exclude or ()),
+            failure_value=failure_value,
+            default_row=default_row,
+            rename=rename,
+            max_enum=max_enum,
+        )
         if catalogue:
             self.dataset = apply_catalogue(
-                self.dataset, load_catalogue(resolve_path(catalogue), knob_set))
+                self.dataset, load_catalogue(resolve_path(catalogue), knob_set)
+            )
         super().__init__(self.dataset.space)
         self.target = self.dataset.target.removeprefix("result.")
         self.name = name or f"surrogate_{self.path.stem}"
@@ -92,17 +120,27 @@ class DatasetSystem(System):
         n_ok = self.dataset.n_ok
         needed = max(int(min_rows), 2 * folds)
         if n_ok < needed:
-            raise ConfigError(f"{self.path.name}: {n_ok} successful rows, at least {needed} "
-                              f"are needed to fit and check a surrogate ({len(table.rows)} rows "
-                              f"in all, {int(self.dataset.failed.sum())} failed)")
+            raise ConfigError(
+                f"{self.path.name}: {n_ok} successful rows, at least {needed} "
+                f"are needed to fit and check a surrogate ({len(table.rows)} rows "
+                f"in all, {int(self.dataset.failed.sum())} failed)"
+            )
         self.settings = ModelSettings(
-            n_estimators=int(n_estimators), min_samples_leaf=int(min_samples_leaf),
+            n_estimators=int(n_estimators),
+            min_samples_leaf=int(min_samples_leaf),
             max_features=float(max_features),
             max_samples=None if max_samples is None else float(max_samples),
-            seed=int(model_seed), folds=int(folds))
+            seed=int(model_seed),
+            folds=int(folds),
+        )
         self.model, self.model_key = load_or_fit(
-            self.dataset.points, self.dataset.values, self.dataset.failed, self.direction,
-            self.settings, cache_dir)
+            self.dataset.points,
+            self.dataset.values,
+            self.dataset.failed,
+            self.direction,
+            self.settings,
+            cache_dir,
+        )
         self.fidelity = self.model.fidelity
         self.problems = self.fidelity.problems(r2_warn, tau_warn)
         self._check_fidelity(allow_poor_fidelity, tau_refuse)
@@ -125,8 +163,9 @@ class DatasetSystem(System):
             common = max(counts, key=lambda k: counts[k]).lower() if counts else "crashed"
             return common if common in choices else "failed"
         if wanted not in choices:
-            raise ConfigError(f"failure_status must be auto or one of {', '.join(choices)}, "
-                              f"got {wanted!r}")
+            raise ConfigError(
+                f"failure_status must be auto or one of {', '.join(choices)}, got {wanted!r}"
+            )
         return wanted
 
     def _check_fidelity(self, allow: bool, tau_refuse: float) -> None:
@@ -135,11 +174,16 @@ class DatasetSystem(System):
             raise ConfigError(
                 f"surrogate {self.name} is useless: held-out Kendall τ={fid.tau:.2f} < "
                 f"{tau_refuse} ({fid.summary()}); its predictions do not rank configurations. "
-                "Set allow_poor_fidelity=true to use it anyway")
+                "Set allow_poor_fidelity=true to use it anyway"
+            )
         if self.problems:
-            log.warning("SURROGATE %s HAS POOR FIDELITY (%s): %s; results on it say little "
-                        "about the real system", self.name, "; ".join(self.problems),
-                        fid.summary())
+            log.warning(
+                "SURROGATE %s HAS POOR FIDELITY (%s): %s; results on it say little "
+                "about the real system",
+                self.name,
+                "; ".join(self.problems),
+                fid.summary(),
+            )
         else:
             log.info("surrogate %s: %s", self.name, fid.summary())
 
@@ -154,9 +198,11 @@ class DatasetSystem(System):
         if self.model.classifier is not None:
             p_fail = float(self.model.failure_probability(self._point)[0])
             if p_fail >= 0.5:
-                message = (f"surrogate {self.name}: the failure model predicts this "
-                           f"configuration fails (probability {p_fail:.2f}, learned from "
-                           f"{self.fidelity.failures} failed recorded tests)")
+                message = (
+                    f"surrogate {self.name}: the failure model predicts this "
+                    f"configuration fails (probability {p_fail:.2f}, learned from "
+                    f"{self.fidelity.failures} failed recorded tests)"
+                )
                 if self.failure_status == "crashed":
                     raise SystemStartError(message, log_tail="(predicted by the surrogate)")
                 self._predicted_failure = message
@@ -193,37 +239,52 @@ class DatasetSystem(System):
                 config = self.space.validate(entry["config"])
                 self._optimum = (config, float(entry["value"]))
             else:
-                log.info("no committed optimum for %s (model %s); searching 20k points",
-                         self.name, self.model_key)
-                self._optimum = search_optimum(self.model, self.space, self.direction,
-                                               n_points=20_000)
+                log.info(
+                    "no committed optimum for %s (model %s); searching 20k points",
+                    self.name,
+                    self.model_key,
+                )
+                self._optimum = search_optimum(
+                    self.model, self.space, self.direction, n_points=20_000
+                )
         return self._optimum
 
     def describe(self) -> dict[str, str]:
         fid = self.fidelity
-        tags = {**super().describe(),
-                "surrogate_data": self.path.name,
-                "surrogate_target": self.target,
-                "surrogate_direction": self.direction,
-                "surrogate_rows": str(len(self.dataset.configs)),
-                "surrogate_knobs": str(self.space.dim),
-                "surrogate_default": self.dataset.default_source,
-                "surrogate_model": (f"RandomForestRegressor(n_estimators="
-                                    f"{self.settings.n_estimators}, min_samples_leaf="
-                                    f"{self.settings.min_samples_leaf})"),
-                "surrogate_model_key": self.model_key,
-                "fidelity_r2": f"{fid.r2:.3f}", "fidelity_tau": f"{fid.tau:.3f}",
-                "fidelity_topk_recall": f"{fid.topk_recall:.3f}",
-                "fidelity_warning": "; ".join(self.problems) or "none",
-                "surrogate_failure_status": self.failure_status,
-                "noise": str(self.noise)}
+        tags = {
+            **super().describe(),
+            "surrogate_data": self.path.name,
+            "surrogate_target": self.target,
+            "surrogate_direction": self.direction,
+            "surrogate_rows": str(len(self.dataset.configs)),
+            "surrogate_knobs": str(self.space.dim),
+            "surrogate_default": self.dataset.default_source,
+            "surrogate_model": (
+                f"RandomForestRegressor(n_estimators="
+                f"{self.settings.n_estimators}, min_samples_leaf="
+                f"{self.settings.min_samples_leaf})"
+            ),
+            "surrogate_model_key": self.model_key,
+            "fidelity_r2": f"{fid.r2:.3f}",
+            "fidelity_tau": f"{fid.tau:.3f}",
+            "fidelity_topk_recall": f"{fid.topk_recall:.3f}",
+            "fidelity_warning": "; ".join(self.problems) or "none",
+            "surrogate_failure_status": self.failure_status,
+            "noise": str(self.noise),
+        }
         if self.source:
             tags["surrogate_source"] = self.source
         return tags
 
     def params(self) -> dict[str, Any]:
-        return {"path": str(self.path), "target": self.target, "direction": self.direction,
-                "noise": self.noise, "noise_seed": self.noise_seed, **self.settings.__dict__}
+        return {
+            "path": str(self.path),
+            "target": self.target,
+            "direction": self.direction,
+            "noise": self.noise,
+            "noise_seed": self.noise_seed,
+            **self.settings.__dict__,
+        }
 
 
 class SurrogateWorkload(Workload):
@@ -232,14 +293,22 @@ class SurrogateWorkload(Workload):
 
     name = "surrogate"
 
-    def __init__(self, metric: str | None = "performance", direction: str = "max",
-                 unit: str = "", duration_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        metric: str | None = "performance",
+        direction: str = "max",
+        unit: str = "",
+        duration_s: float = 0.0,
+    ) -> None:
         if direction not in ("max", "min"):
-            raise ConfigError(f"surrogate workload direction must be max or min, "
-                              f"got {direction!r}")
+            raise ConfigError(
+                f"surrogate workload direction must be max or min, got {direction!r}"
+            )
         if metric is None or str(metric) in ("", "None", "null"):
-            raise ConfigError("the surrogate workload needs the target metric: run with "
-                              "dataset.target=COLUMN (the column of the data to optimise)")
+            raise ConfigError(
+                "the surrogate workload needs the target metric: run with "
+                "dataset.target=COLUMN (the column of the data to optimise)"
+            )
         self.metric = str(metric).removeprefix("result.")
         self.metrics = (MetricSpec(self.metric, direction, unit),)  # type: ignore[arg-type]
         self.duration_s = float(duration_s)
@@ -248,8 +317,10 @@ class SurrogateWorkload(Workload):
         if not isinstance(system, DatasetSystem):
             raise ConfigError("the surrogate workload runs only on a dataset-backed system")
         if system.target != self.metric:
-            raise ConfigError(f"surrogate workload reports {self.metric!r} but the system "
-                              f"models {system.target!r}")
+            raise ConfigError(
+                f"surrogate workload reports {self.metric!r} but the system "
+                f"models {system.target!r}"
+            )
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         if not isinstance(system, DatasetSystem):

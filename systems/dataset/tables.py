@@ -93,7 +93,7 @@ def _split_attribute(rest: str, source: str, lineno: int) -> tuple[str, str]:
         end = rest.find(rest[0], 1)
         if end < 0:
             raise ConfigError(f"{source} line {lineno}: unterminated quoted attribute name")
-        return rest[1:end], rest[end + 1:].strip()
+        return rest[1:end], rest[end + 1 :].strip()
     parts = rest.split(None, 1)
     if len(parts) != 2:
         raise ConfigError(f"{source} line {lineno}: @attribute needs a name and a type")
@@ -116,17 +116,20 @@ def parse_arff(text: str, source: str = "<arff>") -> Table:
             if lower.startswith("@relation"):
                 continue
             if lower.startswith("@attribute"):
-                name, kind = _split_attribute(line[len("@attribute"):], source, lineno)
+                name, kind = _split_attribute(line[len("@attribute") :], source, lineno)
                 if kind.startswith("{"):
                     if not kind.endswith("}"):
                         raise ConfigError(f"{source} line {lineno}: unterminated nominal type")
-                    values = next(csv.reader([kind[1:-1]], quotechar="'",
-                                             skipinitialspace=True), [])
+                    values = next(
+                        csv.reader([kind[1:-1]], quotechar="'", skipinitialspace=True), []
+                    )
                     nominal[name] = tuple(v.strip() for v in values)
                 elif kind.lower() not in (*_NUMERIC_TYPES, "string"):
-                    raise ConfigError(f"{source} line {lineno}: attribute {name!r} has type "
-                                      f"{kind!r}; supported: numeric, real, integer, string, "
-                                      "{nominal values}")
+                    raise ConfigError(
+                        f"{source} line {lineno}: attribute {name!r} has type "
+                        f"{kind!r}; supported: numeric, real, integer, string, "
+                        "{nominal values}"
+                    )
                 columns.append(name)
                 continue
             if lower.startswith("@data"):
@@ -134,14 +137,18 @@ def parse_arff(text: str, source: str = "<arff>") -> Table:
                     raise ConfigError(f"{source} line {lineno}: @data before any @attribute")
                 in_data = True
                 continue
-            raise ConfigError(f"{source} line {lineno}: expected @relation, @attribute or "
-                              f"@data, got {line[:40]!r} (is this an ARFF file?)")
+            raise ConfigError(
+                f"{source} line {lineno}: expected @relation, @attribute or "
+                f"@data, got {line[:40]!r} (is this an ARFF file?)"
+            )
         if line.startswith("{"):
             raise ConfigError(f"{source} line {lineno}: sparse ARFF rows are not supported")
         cells = next(csv.reader([line], quotechar="'", skipinitialspace=True))
         if len(cells) != len(columns):
-            raise ConfigError(f"{source} line {lineno}: {len(cells)} values, but "
-                              f"{len(columns)} attributes are declared")
+            raise ConfigError(
+                f"{source} line {lineno}: {len(cells)} values, but "
+                f"{len(columns)} attributes are declared"
+            )
         rows.append([None if c.strip() == "?" else _unquote(c) for c in cells])
         lines.append(lineno)
     if not in_data:
@@ -163,12 +170,14 @@ def parse_csv(text: str, source: str = "<csv>") -> Table:
             if header is None:
                 header = [c.strip() for c in cells]
                 if len(set(header)) != len(header) or any(not h for h in header):
-                    raise ConfigError(f"{source} line {lineno}: the header has empty or "
-                                      "duplicate column names")
+                    raise ConfigError(
+                        f"{source} line {lineno}: the header has empty or duplicate column names"
+                    )
                 continue
             if len(cells) != len(header):
-                raise ConfigError(f"{source} line {lineno}: {len(cells)} fields, the header "
-                                  f"has {len(header)}")
+                raise ConfigError(
+                    f"{source} line {lineno}: {len(cells)} fields, the header has {len(header)}"
+                )
             rows.append([c.strip() if c.strip() else None for c in cells])
             lines.append(lineno)
     except csv.Error as exc:
@@ -176,6 +185,8 @@ def parse_csv(text: str, source: str = "<csv>") -> Table:
     if header is None:
         raise ConfigError(f"{source}: empty file (no header row)")
     if len(header) < 2:
-        raise ConfigError(f"{source}: only one column {header[0]!r}; a sample table needs "
-                          "knob columns and a target column (is the separator a comma?)")
+        raise ConfigError(
+            f"{source}: only one column {header[0]!r}; a sample table needs "
+            "knob columns and a target column (is the separator a comma?)"
+        )
     return Table(header, rows, lines, source)

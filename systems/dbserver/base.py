@@ -64,20 +64,27 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
-def find_binary(executor: Executor, names: Sequence[str], dirs: Sequence[str],
-                package: str) -> str:
+def find_binary(
+    executor: Executor, names: Sequence[str], dirs: Sequence[str], package: str
+) -> str:
     """Absolute path of the first of ``names`` found in ``dirs`` or on PATH, or a ConfigError
     naming the Debian package that provides it."""
     for name in names:
         found = executor.which(name, dirs)
         if found:
             return found
-    raise ConfigError(f"on {executor.host}: none of {', '.join(names)} found on PATH or in "
-                      f"{', '.join(dirs)}; install it with `apt-get install {package}`")
+    raise ConfigError(
+        f"on {executor.host}: none of {', '.join(names)} found on PATH or in "
+        f"{', '.join(dirs)}; install it with `apt-get install {package}`"
+    )
 
 
-def memory_overrides(machine: Machine, fractions: Mapping[str, tuple[float, float]],
-                     space: Space, unit_bytes: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+def memory_overrides(
+    machine: Machine,
+    fractions: Mapping[str, tuple[float, float]],
+    space: Space,
+    unit_bytes: Mapping[str, int],
+) -> dict[str, dict[str, Any]]:
     """Range overrides ``{knob: {"max": ...}}`` scaling knob maxima to this machine's RAM.
 
     ``fractions[name] = (fraction, floor)``: the maximum becomes ``fraction`` × RAM (in the
@@ -108,14 +115,22 @@ class ServerSystem(System):
     #: Folder name of the instance inside the session's work folder.
     instance_name = "server"
 
-    def __init__(self, space: Space, executor: Executor | None = None,
-                 run_as: str | None = None, stop_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        space: Space,
+        executor: Executor | None = None,
+        run_as: str | None = None,
+        stop_timeout_s: float = 60.0,
+    ) -> None:
         super().__init__(space)
         if not stop_timeout_s > 0:
             raise ConfigError(f"stop_timeout_s must be positive, got {stop_timeout_s}")
         self.executor: Executor = executor or LocalExecutor()
-        self.run_as = run_as if run_as is not None else (
-            self.server_user if _is_root(self.executor) else None)
+        self.run_as = (
+            run_as
+            if run_as is not None
+            else (self.server_user if _is_root(self.executor) else None)
+        )
         self.stop_timeout_s = float(stop_timeout_s)
         self.instance: Path | None = None
         self.port = 0
@@ -157,8 +172,14 @@ class ServerSystem(System):
         self.instance = self._instance_dir(Path(workdir))
         self.port = self.executor.free_port()
         self.secret = secrets.token_hex(16)
-        log.info("%s: creating instance in %s on %s:%d (host %s)", self.name, self.instance,
-                 self.address, self.port, self.executor.host)
+        log.info(
+            "%s: creating instance in %s on %s:%d (host %s)",
+            self.name,
+            self.instance,
+            self.address,
+            self.port,
+            self.executor.host,
+        )
         self._initialise()
         self.apply(self.space.default())
         self.start(120.0)
@@ -171,8 +192,11 @@ class ServerSystem(System):
         started = time.perf_counter()
         self.as_user(["rm", "-rf", str(self.snapshot_dir)])
         self.as_user(["cp", "-a", "--reflink=auto", str(self.data_dir), str(self.snapshot_dir)])
-        log.info("%s: snapshot of the loaded data taken in %.2fs", self.name,
-                 time.perf_counter() - started)
+        log.info(
+            "%s: snapshot of the loaded data taken in %.2fs",
+            self.name,
+            time.perf_counter() - started,
+        )
 
     def _instance_dir(self, workdir: Path) -> Path:
         """``<workdir>/<instance_name>``, or a private temp folder when the server user cannot
@@ -193,8 +217,9 @@ class ServerSystem(System):
                 folder = Path(tempfile.mkdtemp(prefix=f"harness-{self.instance_name}-"))
                 self.executor.run(["chown", f"{self.run_as}:", str(folder)])
                 self._owns_tempdir = True
-                log.info("%s: %s cannot enter %s; using %s", self.name, self.run_as, workdir,
-                         folder)
+                log.info(
+                    "%s: %s cannot enter %s; using %s", self.name, self.run_as, workdir, folder
+                )
         return folder
 
     def write_secret_file(self, name: str, text: str) -> Path:
@@ -213,8 +238,13 @@ class ServerSystem(System):
         of ``_halt`` for a server that ignored a clean stop)."""
         group = self.executor.run(["ps", "-o", "pgid=", "-p", str(pid)], check=False)
         pgid = group.stdout.strip()
-        log.warning("%s: pid %d ignored a clean stop for %.0fs; killing it (group %s)",
-                    self.name, pid, self.stop_timeout_s, pgid or "?")
+        log.warning(
+            "%s: pid %d ignored a clean stop for %.0fs; killing it (group %s)",
+            self.name,
+            pid,
+            self.stop_timeout_s,
+            pgid or "?",
+        )
         if pgid.isdigit() and int(pgid) > 1:
             self.as_user(["kill", "-KILL", "--", f"-{pgid}"], check=False, timeout_s=10)
         self.as_user(["kill", "-KILL", str(pid)], check=False, timeout_s=10)
@@ -262,9 +292,13 @@ class ServerSystem(System):
 
     def describe(self) -> dict[str, str]:
         mean = (sum(self.restore_times) / len(self.restore_times)) if self.restore_times else 0.0
-        return {**super().describe(), "port": str(self.port), "host": self.executor.host,
-                "address": self.address,
-                "restore_s_mean": f"{mean:.3f}"}
+        return {
+            **super().describe(),
+            "port": str(self.port),
+            "host": self.executor.host,
+            "address": self.address,
+            "restore_s_mean": f"{mean:.3f}",
+        }
 
     def log_tail(self, lines: int = 30) -> str:
         """The end of the server's log (for SystemStartError and artifacts)."""

@@ -23,8 +23,10 @@ def check_text(value: object, what: str) -> str:
     """``str(value)``, or a ConfigError naming ``what`` if it holds a control character."""
     text = str(value)
     if _CONTROL.search(text):
-        raise ConfigError(f"{what}: value {text!r} holds a control character (newline, tab, "
-                          "...), which would start a new directive; remove it")
+        raise ConfigError(
+            f"{what}: value {text!r} holds a control character (newline, tab, "
+            "...), which would start a new directive; remove it"
+        )
     return text
 
 

@@ -40,17 +40,25 @@ def main() -> None:
             system.setup(Path(workdir), workload)
             setup_s = time.perf_counter() - started
             tuner = LHSTuner(system.space, seed=0, budget=args.tests)
-            observations = tune(tuner, system, workload, objective, args.tests,
-                                timeout_s=workload.duration_s * 3 + 60)
+            observations = tune(
+                tuner,
+                system,
+                workload,
+                objective,
+                args.tests,
+                timeout_s=workload.duration_s * 3 + 60,
+            )
         finally:
             system.teardown()
     walls = [o.duration_s for o in observations]
     default = observations[0].metrics.get(objective.metric, float("nan"))
     statuses = ",".join(o.status.value[0] for o in observations)
-    print(f"| {args.system} | {args.workload} | {workload.duration_s:g} s | {setup_s:.1f} s | "
-          f"{statistics.mean(walls):.1f} s ({min(walls):.1f}-{max(walls):.1f}) | "
-          f"{statistics.mean(system.restore_times):.2f} s | {objective.metric} {default:.1f} | "
-          f"{statuses} |")
+    print(
+        f"| {args.system} | {args.workload} | {workload.duration_s:g} s | {setup_s:.1f} s | "
+        f"{statistics.mean(walls):.1f} s ({min(walls):.1f}-{max(walls):.1f}) | "
+        f"{statistics.mean(system.restore_times):.2f} s | {objective.metric} {default:.1f} | "
+        f"{statuses} |"
+    )
 
 
 if __name__ == "__main__":

@@ -44,17 +44,21 @@ def parse_sysbench(output: str) -> dict[str, float]:
     Returns tps, qps, latency_avg_ms, latency_p95_ms, latency_p99_ms (from the histogram),
     latency_max_ms, errors (ignored errors, count) and reconnects.
     """
+
     def grab(pattern: str) -> float:
         match = re.search(pattern, output)
         if not match:
             raise WorkloadError(f"sysbench output lacks {pattern!r}", tail(output))
         return float(match.group(1))
 
-    buckets = [(float(v), int(c)) for v, c in
-               re.findall(r"^\s*" + _NUMBER + r"\s*\|[\s*]*?(\d+)\s*$", output, re.M)]
+    buckets = [
+        (float(v), int(c))
+        for v, c in re.findall(r"^\s*" + _NUMBER + r"\s*\|[\s*]*?(\d+)\s*$", output, re.M)
+    ]
     if not buckets:
-        raise WorkloadError("sysbench printed no latency histogram (run with --histogram=on)",
-                            tail(output))
+        raise WorkloadError(
+            "sysbench printed no latency histogram (run with --histogram=on)", tail(output)
+        )
     return {
         "tps": grab(r"transactions:\s+\d+\s+\(" + _NUMBER + r" per sec"),
         "qps": grab(r"queries:\s+\d+\s+\(" + _NUMBER + r" per sec"),
@@ -67,29 +71,57 @@ def parse_sysbench(output: str) -> dict[str, float]:
     }
 
 
-def sysbench_command(binary: str, connection: list[str], script: str, action: str, *,
-                     tables: int, table_size: int, threads: int, duration_s: float) -> list[str]:
+def sysbench_command(
+    binary: str,
+    connection: list[str],
+    script: str,
+    action: str,
+    *,
+    tables: int,
+    table_size: int,
+    threads: int,
+    duration_s: float,
+) -> list[str]:
     """The sysbench argument list for ``action`` (prepare or run)."""
-    command = [binary, *connection, f"--tables={tables}", f"--table-size={table_size}",
-               f"--threads={threads}"]
+    command = [
+        binary,
+        *connection,
+        f"--tables={tables}",
+        f"--table-size={table_size}",
+        f"--threads={threads}",
+    ]
     if action == "run":
-        command += [f"--time={max(1, round(duration_s))}", "--histogram=on",
-                    "--report-interval=0", "--db-ps-mode=auto"]
+        command += [
+            f"--time={max(1, round(duration_s))}",
+            "--histogram=on",
+            "--report-interval=0",
+            "--db-ps-mode=auto",
+        ]
     return [*command, script, action]
 
 
 class SysbenchOLTP(Workload):
     """sysbench OLTP (``mix``: readonly or readwrite) on PostgreSQL or MySQL/MariaDB."""
 
-    metrics = (MetricSpec("tps", "max", "txn/s"), MetricSpec("qps", "max", "queries/s"),
-               MetricSpec("latency_avg_ms", "min", "ms"),
-               MetricSpec("latency_p95_ms", "min", "ms"),
-               MetricSpec("latency_p99_ms", "min", "ms"),
-               MetricSpec("latency_max_ms", "min", "ms"),
-               MetricSpec("errors", "min", "count"), MetricSpec("reconnects", "min", "count"))
+    metrics = (
+        MetricSpec("tps", "max", "txn/s"),
+        MetricSpec("qps", "max", "queries/s"),
+        MetricSpec("latency_avg_ms", "min", "ms"),
+        MetricSpec("latency_p95_ms", "min", "ms"),
+        MetricSpec("latency_p99_ms", "min", "ms"),
+        MetricSpec("latency_max_ms", "min", "ms"),
+        MetricSpec("errors", "min", "count"),
+        MetricSpec("reconnects", "min", "count"),
+    )
 
-    def __init__(self, mix: str = "readwrite", duration_s: float = 10.0, threads: int = 2,
-                 tables: int = 4, table_size: int = 50_000) -> None:
+    def __init__(
+        self,
+        mix: str = "readwrite",
+        duration_s: float = 10.0,
+        threads: int = 2,
+        tables: int = 4,
+        table_size: int = 50_000,
+    ) -> None:
         if mix not in _SCRIPTS:
             raise ConfigError(f"sysbench mix {mix!r} is unknown; use readonly or readwrite")
         self.mix = mix
@@ -101,17 +133,25 @@ class SysbenchOLTP(Workload):
         self.binary = ""
 
     def _command(self, system: ServerSystem, action: str) -> list[str]:
-        return sysbench_command(self.binary, system.sysbench_args(), _SCRIPTS[self.mix], action,
-                                tables=self.tables, table_size=self.table_size,
-                                threads=self.threads, duration_s=self.duration_s)
+        return sysbench_command(
+            self.binary,
+            system.sysbench_args(),
+            _SCRIPTS[self.mix],
+            action,
+            tables=self.tables,
+            table_size=self.table_size,
+            threads=self.threads,
+            duration_s=self.duration_s,
+        )
 
     def prepare(self, system: System, workdir: Path) -> None:
         if not isinstance(system, ServerSystem):
             raise ConfigError("the sysbench workload needs a database server system")
         self.binary = find_binary(system.executor, ["sysbench"], ["/usr/bin"], "sysbench")
         try:
-            system.executor.run(self._command(system, "prepare"), timeout_s=600,
-                                env=system.client_env())
+            system.executor.run(
+                self._command(system, "prepare"), timeout_s=600, env=system.client_env()
+            )
         except ExecutorError as exc:
             raise WorkloadError(f"sysbench prepare failed: {exc}") from None
 
@@ -119,16 +159,26 @@ class SysbenchOLTP(Workload):
         assert isinstance(system, ServerSystem) and self.binary, "prepare() must run first"
         limit = timeout_s if timeout_s is not None else self.duration_s * 3 + 60
         try:
-            result = system.executor.run(self._command(system, "run"), timeout_s=limit,
-                                         check=False, env=system.client_env())
+            result = system.executor.run(
+                self._command(system, "run"), timeout_s=limit, check=False, env=system.client_env()
+            )
         except CommandTimeout as exc:
-            raise WorkloadTimeout(f"sysbench {self.mix} exceeded {limit:g}s and was killed",
-                                  tail(exc.stdout + exc.stderr)) from None
+            raise WorkloadTimeout(
+                f"sysbench {self.mix} exceeded {limit:g}s and was killed",
+                tail(exc.stdout + exc.stderr),
+            ) from None
         if not result.ok:
-            raise WorkloadError(f"sysbench {self.mix} failed: {result.describe()}",
-                                tail(result.stdout + result.stderr))
+            raise WorkloadError(
+                f"sysbench {self.mix} failed: {result.describe()}",
+                tail(result.stdout + result.stderr),
+            )
         return parse_sysbench(result.stdout)
 
     def params(self) -> dict[str, Any]:
-        return {**super().params(), "mix": self.mix, "threads": self.threads,
-                "tables": self.tables, "table_size": self.table_size}
+        return {
+            **super().params(),
+            "mix": self.mix,
+            "threads": self.threads,
+            "tables": self.tables,
+            "table_size": self.table_size,
+        }

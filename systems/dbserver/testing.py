@@ -14,15 +14,17 @@ from harness.records import Observation, Status
 from harness.system import System, Workload
 
 
-def short_session(system: System, workload: Workload, workdir: Path,
-                  budget: int = 3) -> list[Observation]:
+def short_session(
+    system: System, workload: Workload, workdir: Path, budget: int = 3
+) -> list[Observation]:
     """Set up, tune with LHS for ``budget`` tests, always tear down; return the observations."""
     try:
         system.setup(workdir, workload)
         tuner = LHSTuner(system.space, seed=0, budget=budget)
         objective = Objective.for_workload(workload.metrics)
-        return tune(tuner, system, workload, objective, budget, timeout_s=60.0,
-                    start_timeout_s=60.0)
+        return tune(
+            tuner, system, workload, objective, budget, timeout_s=60.0, start_timeout_s=60.0
+        )
     finally:
         system.teardown()
 

@@ -3,5 +3,10 @@
 from systems.hadoop.system import HadoopSystem, HDFSYarnSystem, HiveHadoopSystem
 from systems.hadoop.workload import DFSIOWorkload, HiBenchWorkload
 
-__all__ = ["DFSIOWorkload", "HDFSYarnSystem", "HadoopSystem", "HiBenchWorkload",
-           "HiveHadoopSystem"]
+__all__ = [
+    "DFSIOWorkload",
+    "HDFSYarnSystem",
+    "HadoopSystem",
+    "HiBenchWorkload",
+    "HiveHadoopSystem",
+]

@@ -15,9 +15,19 @@ import re
 from harness.errors import ConfigError
 from systems.hadoop.render import check_path
 
-__all__ = ["SCALE_PROFILES", "dfsadmin_report", "format_namenode", "hadoop_env",
-           "hibench_prepare", "hibench_run", "safemode_wait", "sbin", "start_commands",
-           "stop_commands", "yarn_node_list"]
+__all__ = [
+    "SCALE_PROFILES",
+    "dfsadmin_report",
+    "format_namenode",
+    "hadoop_env",
+    "hibench_prepare",
+    "hibench_run",
+    "safemode_wait",
+    "sbin",
+    "start_commands",
+    "stop_commands",
+    "yarn_node_list",
+]
 
 SBIN_SCRIPTS = ("start-dfs.sh", "start-yarn.sh", "stop-dfs.sh", "stop-yarn.sh")
 #: HiBench's data scale profiles (conf/hibench.conf: hibench.scale.profile).
@@ -78,15 +88,19 @@ def yarn_node_list(hadoop_home: str, conf_dir: str) -> list[str]:
 
 def _check_name(value: str, what: str) -> str:
     if not isinstance(value, str) or not _NAME.match(value):
-        raise ConfigError(f"{what} {value!r} must be lower-case letters, digits and '_' "
-                          "(a HiBench folder name such as sql, join, micro, dfsioe)")
+        raise ConfigError(
+            f"{what} {value!r} must be lower-case letters, digits and '_' "
+            "(a HiBench folder name such as sql, join, micro, dfsioe)"
+        )
     return value
 
 
 def _workload_dir(hibench_home: str, category: str, name: str) -> str:
     home = check_path(hibench_home, "system.adapter.hibench_home")
-    return (f"{home}/bin/workloads/{_check_name(category, 'HiBench category')}/"
-            f"{_check_name(name, 'HiBench workload')}")
+    return (
+        f"{home}/bin/workloads/{_check_name(category, 'HiBench category')}/"
+        f"{_check_name(name, 'HiBench workload')}"
+    )
 
 
 def hibench_prepare(hibench_home: str, category: str, name: str) -> list[str]:
@@ -94,8 +108,7 @@ def hibench_prepare(hibench_home: str, category: str, name: str) -> list[str]:
     return [f"{_workload_dir(hibench_home, category, name)}/prepare/prepare.sh"]
 
 
-def hibench_run(hibench_home: str, category: str, name: str,
-                script: str = "run.sh") -> list[str]:
+def hibench_run(hibench_home: str, category: str, name: str, script: str = "run.sh") -> list[str]:
     """``bin/workloads/<category>/<name>/hadoop/<script>``: one measured run."""
     if not _SCRIPT.match(script):
         raise ConfigError(f"HiBench script {script!r} must be a plain file name ending in .sh")

@@ -19,9 +19,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DFSIOResult", "DFSReport", "ReportRow", "YarnNode", "job_failure",
-           "new_report_rows", "parse_dfsadmin_report", "parse_dfsio_results",
-           "parse_hibench_report", "parse_yarn_nodes", "safemode_off", "strip_ansi"]
+__all__ = [
+    "DFSIOResult",
+    "DFSReport",
+    "ReportRow",
+    "YarnNode",
+    "job_failure",
+    "new_report_rows",
+    "parse_dfsadmin_report",
+    "parse_dfsio_results",
+    "parse_hibench_report",
+    "parse_yarn_nodes",
+    "safemode_off",
+    "strip_ansi",
+]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -36,7 +47,7 @@ def strip_ansi(text: str) -> str:
 class ReportRow:
     """One run in hibench.report."""
 
-    type: str                      # e.g. HadoopJoin, HadoopDfsioe-write
+    type: str  # e.g. HadoopJoin, HadoopDfsioe-write
     date: str
     time: str
     input_bytes: int
@@ -53,8 +64,17 @@ def parse_hibench_report(text: str) -> list[ReportRow]:
         if len(fields) != 7 or fields[0] == "Type" or fields[0].startswith("#"):
             continue
         try:
-            rows.append(ReportRow(fields[0], fields[1], fields[2], int(fields[3]),
-                                  float(fields[4]), float(fields[5]), float(fields[6])))
+            rows.append(
+                ReportRow(
+                    fields[0],
+                    fields[1],
+                    fields[2],
+                    int(fields[3]),
+                    float(fields[4]),
+                    float(fields[5]),
+                    float(fields[6]),
+                )
+            )
         except ValueError:
             continue
     return rows
@@ -63,7 +83,7 @@ def parse_hibench_report(text: str) -> list[ReportRow]:
 def new_report_rows(before: str, after: str, report_type: str) -> list[ReportRow]:
     """The rows of ``report_type`` that a run appended: ``after`` minus the ``before`` text
     (all of ``after`` if the file was replaced meanwhile)."""
-    fresh = after[len(before):] if after.startswith(before) else after
+    fresh = after[len(before) :] if after.startswith(before) else after
     return [row for row in parse_hibench_report(fresh) if row.type == report_type]
 
 
@@ -72,10 +92,10 @@ def new_report_rows(before: str, after: str, report_type: str) -> list[ReportRow
 class DFSIOResult:
     """One ``----- TestDFSIO -----`` block of a DFSIOe result file."""
 
-    mode: str                      # read or write
+    mode: str  # read or write
     files: int
     total_mb: float
-    task_throughput_mb_s: float    # "Throughput mb/sec": bytes over the summed task times
+    task_throughput_mb_s: float  # "Throughput mb/sec": bytes over the summed task times
     avg_io_rate_mb_s: float
     io_rate_std: float
     exec_time_s: float
@@ -88,10 +108,14 @@ class DFSIOResult:
 
 
 _DFSIO_HEAD = re.compile(r"^-+ TestDFSIO -+ : (\w+)\s*$", re.M)
-_DFSIO_FIELDS = {"files": "Number of files", "total_mb": "Total MBytes processed",
-                 "task_throughput_mb_s": "Throughput mb/sec",
-                 "avg_io_rate_mb_s": "Average IO rate mb/sec",
-                 "io_rate_std": "IO rate std deviation", "exec_time_s": "Test exec time sec"}
+_DFSIO_FIELDS = {
+    "files": "Number of files",
+    "total_mb": "Total MBytes processed",
+    "task_throughput_mb_s": "Throughput mb/sec",
+    "avg_io_rate_mb_s": "Average IO rate mb/sec",
+    "io_rate_std": "IO rate std deviation",
+    "exec_time_s": "Test exec time sec",
+}
 _AGGREGATED = re.compile(r"Average of Aggregated Throughput : ([-+0-9.eE]+) (\w*)/sec")
 _TO_MB = {"b": 2.0**-20, "kb": 2.0**-10, "mb": 1.0, "gb": 1024.0}
 
@@ -101,23 +125,34 @@ def parse_dfsio_results(text: str) -> list[DFSIOResult]:
     heads = list(_DFSIO_HEAD.finditer(text))
     results = []
     for i, head in enumerate(heads):
-        block = text[head.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        block = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
         values: dict[str, float] = {}
         for key, label in _DFSIO_FIELDS.items():
-            match = re.search(rf"^\s*{re.escape(label)}:\s*([-+0-9.eE]+|NaN|Infinity)\s*$",
-                              block, re.M)
+            match = re.search(
+                rf"^\s*{re.escape(label)}:\s*([-+0-9.eE]+|NaN|Infinity)\s*$", block, re.M
+            )
             if match:
                 values[key] = float(match.group(1))
         if len(values) != len(_DFSIO_FIELDS):
             continue  # a run cut short: not a result
         aggregated = _AGGREGATED.search(block)
-        agg = (float(aggregated.group(1)) * _TO_MB.get(aggregated.group(2).lower(), 1.0)
-               if aggregated else None)
-        results.append(DFSIOResult(
-            mode=head.group(1), files=int(values["files"]), total_mb=values["total_mb"],
-            task_throughput_mb_s=values["task_throughput_mb_s"],
-            avg_io_rate_mb_s=values["avg_io_rate_mb_s"], io_rate_std=values["io_rate_std"],
-            exec_time_s=values["exec_time_s"], aggregated_mb_s=agg))
+        agg = (
+            float(aggregated.group(1)) * _TO_MB.get(aggregated.group(2).lower(), 1.0)
+            if aggregated
+            else None
+        )
+        results.append(
+            DFSIOResult(
+                mode=head.group(1),
+                files=int(values["files"]),
+                total_mb=values["total_mb"],
+                task_throughput_mb_s=values["task_throughput_mb_s"],
+                avg_io_rate_mb_s=values["avg_io_rate_mb_s"],
+                io_rate_std=values["io_rate_std"],
+                exec_time_s=values["exec_time_s"],
+                aggregated_mb_s=agg,
+            )
+        )
     return results
 
 
@@ -130,7 +165,7 @@ class DFSReport:
     dead: int
     live_hosts: tuple[str, ...]
     safemode: bool
-    valid: bool                    # the capacity summary was there (not an error message)
+    valid: bool  # the capacity summary was there (not an error message)
 
 
 _SECTION = re.compile(r"^(\w[\w ]*?) datanodes \((\d+)\):\s*$", re.M)
@@ -145,12 +180,17 @@ def parse_dfsadmin_report(text: str) -> DFSReport:
         kind = section.group(1).strip().lower()
         counts[kind] = counts.get(kind, 0) + int(section.group(2))
         if kind == "live":
-            body = text[section.end():sections[i + 1].start() if i + 1 < len(sections)
-                        else len(text)]
+            body = text[
+                section.end() : sections[i + 1].start() if i + 1 < len(sections) else len(text)
+            ]
             hosts += re.findall(r"^Hostname: (\S+)\s*$", body, re.M)
-    return DFSReport(counts.get("live", 0), counts.get("dead", 0), tuple(hosts),
-                     safemode=bool(re.search(r"^Safe mode is ON", text, re.M)),
-                     valid="Configured Capacity:" in text)
+    return DFSReport(
+        counts.get("live", 0),
+        counts.get("dead", 0),
+        tuple(hosts),
+        safemode=bool(re.search(r"^Safe mode is ON", text, re.M)),
+        valid="Configured Capacity:" in text,
+    )
 
 
 def safemode_off(text: str) -> bool:
@@ -184,10 +224,10 @@ def parse_yarn_nodes(text: str) -> list[YarnNode]:
 
 # -- job failures ---------------------------------------------------------------------------------
 _FAILURES = (
-    re.compile(r"^FAILED: .+"),                                      # Hive CLI
-    re.compile(r"Job job_\d+_\d+ failed with state \w+.*"),          # MapReduce client
+    re.compile(r"^FAILED: .+"),  # Hive CLI
+    re.compile(r"Job job_\d+_\d+ failed with state \w+.*"),  # MapReduce client
     re.compile(r"ERROR: Hadoop job .+ failed to run successfully.*"),  # HiBench run_hadoop_job
-    re.compile(r"^Exception in thread \"main\" .+"),                  # Mahout / any Java main
+    re.compile(r"^Exception in thread \"main\" .+"),  # Mahout / any Java main
 )
 
 

@@ -40,48 +40,61 @@ class HadoopSystem(System):
     kind = "remote"
     sites: tuple[str, ...] = render.HADOOP_SITES
 
-    def __init__(self, knob_set: str = "10", hadoop_home: str = "/opt/hadoop",
-                 hibench_home: str = "/opt/HiBench", java_home: str | None = None,
-                 data_root: str | None = None, namenode_port: int = 8020,
-                 master_is_worker: bool = True, format_namenode: bool = True,
-                 memory_policy: str = "clamp", report_dir: str | None = None,
-                 site_properties: Mapping[str, Mapping[str, Any]] | None = None,
-                 setup_start_timeout_s: float = 600.0, poll_s: float = 2.0,
-                 cluster: Cluster | None = None) -> None:
+    def __init__(
+        self,
+        knob_set: str = "10",
+        hadoop_home: str = "/opt/hadoop",
+        hibench_home: str = "/opt/HiBench",
+        java_home: str | None = None,
+        data_root: str | None = None,
+        namenode_port: int = 8020,
+        master_is_worker: bool = True,
+        format_namenode: bool = True,
+        memory_policy: str = "clamp",
+        report_dir: str | None = None,
+        site_properties: Mapping[str, Mapping[str, Any]] | None = None,
+        setup_start_timeout_s: float = 600.0,
+        poll_s: float = 2.0,
+        cluster: Cluster | None = None,
+    ) -> None:
         super().__init__(load_catalogue(render.CATALOGUE, str(knob_set)))
         self.knob_set = str(knob_set)
         foreign = [k for k in self.space.names if render.site_of(k) not in self.sites]
         if foreign:
-            raise ConfigError(f"system {self.name}: knob set {knob_set!r} has knobs of files "
-                              f"this system does not write ({', '.join(foreign[:3])}...); "
-                              "choose another system.adapter.knob_set")
+            raise ConfigError(
+                f"system {self.name}: knob set {knob_set!r} has knobs of files "
+                f"this system does not write ({', '.join(foreign[:3])}...); "
+                "choose another system.adapter.knob_set"
+            )
         # Render every knob of our files: the tested ones and the defaults of the rest.
         full = render.full_catalogue()
-        self.catalogue = full.subspace([k for k in full.names
-                                        if render.site_of(k) in self.sites])
+        self.catalogue = full.subspace([k for k in full.names if render.site_of(k) in self.sites])
         self.hadoop_home = render.check_path(hadoop_home, "system.adapter.hadoop_home")
         self.hibench_home = render.check_path(hibench_home, "system.adapter.hibench_home")
-        self.java_home = (render.check_path(java_home, "system.adapter.java_home")
-                          if java_home else None)
-        self._data_root = (render.check_path(data_root, "system.adapter.data_root")
-                           if data_root else None)
+        self.java_home = (
+            render.check_path(java_home, "system.adapter.java_home") if java_home else None
+        )
+        self._data_root = (
+            render.check_path(data_root, "system.adapter.data_root") if data_root else None
+        )
         self.namenode_port = int(namenode_port)
         self.master_is_worker = bool(master_is_worker)
         self.format_namenode = bool(format_namenode)
         if memory_policy not in ("clamp", "reject"):
-            raise ConfigError(f"system.adapter.memory_policy {memory_policy!r}: use clamp or "
-                              "reject")
-        self.memory_policy: render.MemoryPolicy = "clamp" if memory_policy == "clamp" \
-            else "reject"
-        self.report_dir = render.check_path(report_dir or f"{self.hibench_home}/report",
-                                            "system.adapter.report_dir")
+            raise ConfigError(
+                f"system.adapter.memory_policy {memory_policy!r}: use clamp or reject"
+            )
+        self.memory_policy: render.MemoryPolicy = "clamp" if memory_policy == "clamp" else "reject"
+        self.report_dir = render.check_path(
+            report_dir or f"{self.hibench_home}/report", "system.adapter.report_dir"
+        )
         self._custom_report_dir = report_dir is not None
         self.site_properties = {str(k): dict(v) for k, v in (site_properties or {}).items()}
         self.setup_start_timeout_s = float(setup_start_timeout_s)
         self.poll_s = float(poll_s)
         self.cluster = cluster or Cluster.local()
         self.layout: render.Layout | None = None
-        self._may_run = False           # start scripts were run and not stopped cleanly since
+        self._may_run = False  # start scripts were run and not stopped cleanly since
         self.values: Config = {}
         self.clamped: dict[str, tuple[Any, Any]] = {}
 
@@ -96,8 +109,9 @@ class HadoopSystem(System):
 
     def _layout(self) -> render.Layout:
         if self.layout is None:
-            raise ConfigError(f"system {self.name} is not set up: call setup(workdir, "
-                              "workload) first")
+            raise ConfigError(
+                f"system {self.name} is not set up: call setup(workdir, workload) first"
+            )
         return self.layout
 
     @property
@@ -128,8 +142,10 @@ class HadoopSystem(System):
     def _workers(self) -> tuple[str, ...]:
         nodes = self.cluster.sut if self.master_is_worker else self.cluster.sut[1:]
         if not nodes:
-            raise ConfigError("system.adapter.master_is_worker=false needs at least two SUT "
-                              "hosts (the master runs no DataNode/NodeManager then)")
+            raise ConfigError(
+                "system.adapter.master_is_worker=false needs at least two SUT "
+                "hosts (the master runs no DataNode/NodeManager then)"
+            )
         addresses = list(dict.fromkeys(n.address for n in nodes))
         if len(addresses) < len(nodes):
             log.warning("SUT hosts share addresses; %d distinct worker(s)", len(addresses))
@@ -138,9 +154,11 @@ class HadoopSystem(System):
     def _resolve_layout(self, workdir: Path) -> render.Layout:
         root = self._data_root or render.check_path(
             str(Path(self.master.session_dir(workdir)) / "hadoop"),
-            "the session folder on the master (set system.adapter.data_root instead)")
-        self.layout = render.Layout(self.master.address, self._workers(), self.hadoop_home,
-                                    root, self.namenode_port)
+            "the session folder on the master (set system.adapter.data_root instead)",
+        )
+        self.layout = render.Layout(
+            self.master.address, self._workers(), self.hadoop_home, root, self.namenode_port
+        )
         return self.layout
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -155,32 +173,49 @@ class HadoopSystem(System):
 
     def _missing(self, node: Executor, path: str, key: str, hint: str) -> None:
         if not node.exists(path):
-            raise ConfigError(f"{self.name}: {path} not found on host {node.host}: set "
-                              f"system.adapter.{key} to {hint}")
+            raise ConfigError(
+                f"{self.name}: {path} not found on host {node.host}: set "
+                f"system.adapter.{key} to {hint}"
+            )
 
     def _check_installs(self) -> None:
         hint = "the Hadoop 3 install (the folder with bin/hdfs and sbin/start-dfs.sh)"
         for node in self._nodes():
             self._missing(node, f"{self.hadoop_home}/bin/hdfs", "hadoop_home", hint)
         self._missing(self.master, f"{self.hadoop_home}/sbin/start-dfs.sh", "hadoop_home", hint)
-        self._missing(self.master, f"{self.hadoop_home}/etc/hadoop/hadoop-env.sh",
-                      "hadoop_home", hint)
-        self._missing(self.load, f"{self.hibench_home}/bin/workloads", "hibench_home",
-                      "a HiBench checkout built for Hadoop (mvn -Phadoopbench ... package)")
-        self._missing(self.load, f"{self.hibench_home}/conf/hibench.conf", "hibench_home",
-                      "a HiBench checkout built for Hadoop (mvn -Phadoopbench ... package)")
+        self._missing(
+            self.master, f"{self.hadoop_home}/etc/hadoop/hadoop-env.sh", "hadoop_home", hint
+        )
+        self._missing(
+            self.load,
+            f"{self.hibench_home}/bin/workloads",
+            "hibench_home",
+            "a HiBench checkout built for Hadoop (mvn -Phadoopbench ... package)",
+        )
+        self._missing(
+            self.load,
+            f"{self.hibench_home}/conf/hibench.conf",
+            "hibench_home",
+            "a HiBench checkout built for Hadoop (mvn -Phadoopbench ... package)",
+        )
         if self.java_home:
             for node in self._nodes():
-                self._missing(node, f"{self.java_home}/bin/java", "java_home",
-                              "a JDK 8 or 11 folder, or null to keep hadoop-env.sh's")
+                self._missing(
+                    node,
+                    f"{self.java_home}/bin/java",
+                    "java_home",
+                    "a JDK 8 or 11 folder, or null to keep hadoop-env.sh's",
+                )
 
     def _on_nodes(self, command: Sequence[str], what: str) -> None:
         for node in self._nodes():
             try:
                 node.run(command, timeout_s=120)
             except ExecutorError as exc:
-                raise ConfigError(f"{self.name}: cannot {what} on host {node.host} (data_root "
-                                  f"{self.data_root}): {exc}") from None
+                raise ConfigError(
+                    f"{self.name}: cannot {what} on host {node.host} (data_root "
+                    f"{self.data_root}): {exc}"
+                ) from None
 
     def _write_everywhere(self, path: str, text: str, mode: int = 0o644) -> None:
         self.cluster.write_all(path, text, mode)
@@ -189,12 +224,17 @@ class HadoopSystem(System):
 
     def _prepare_nodes(self) -> None:
         """Private conf folder on every node: the install's files, then our hadoop-env.sh."""
-        self._on_nodes(["mkdir", "-p", self.conf_dir, self.log_dir, f"{self.data_root}/pids"],
-                       "create the data folders")
-        self._on_nodes(["cp", "-R", f"{self.hadoop_home}/etc/hadoop/.", self.conf_dir],
-                       f"copy {self.hadoop_home}/etc/hadoop")
-        env_sh = render.hadoop_env_sh(self.master.read_text(f"{self.conf_dir}/hadoop-env.sh"),
-                                      self.data_root, self.java_home)
+        self._on_nodes(
+            ["mkdir", "-p", self.conf_dir, self.log_dir, f"{self.data_root}/pids"],
+            "create the data folders",
+        )
+        self._on_nodes(
+            ["cp", "-R", f"{self.hadoop_home}/etc/hadoop/.", self.conf_dir],
+            f"copy {self.hadoop_home}/etc/hadoop",
+        )
+        env_sh = render.hadoop_env_sh(
+            self.master.read_text(f"{self.conf_dir}/hadoop-env.sh"), self.data_root, self.java_home
+        )
         self._write_everywhere(f"{self.conf_dir}/hadoop-env.sh", env_sh, 0o755)
         self._prepare_load()
 
@@ -212,23 +252,28 @@ class HadoopSystem(System):
         if self.master.exists(f"{layout.name_dir}/current/VERSION"):
             return
         if not self.format_namenode:
-            raise ConfigError(f"{self.name}: no NameNode in {layout.name_dir} on host "
-                              f"{self.master.host}; set system.adapter.format_namenode=true "
-                              "to format one there")
+            raise ConfigError(
+                f"{self.name}: no NameNode in {layout.name_dir} on host "
+                f"{self.master.host}; set system.adapter.format_namenode=true "
+                "to format one there"
+            )
         log.info("formatting a new NameNode in %s on %s", layout.name_dir, self.master.host)
-        result = self.master.run(commands.format_namenode(self.hadoop_home, self.conf_dir),
-                                 env=self._env(), timeout_s=300, check=False)
+        result = self.master.run(
+            commands.format_namenode(self.hadoop_home, self.conf_dir),
+            env=self._env(),
+            timeout_s=300,
+            check=False,
+        )
         if not result.ok:
-            raise ConfigError(f"{self.name}: formatting the NameNode failed: "
-                              f"{result.describe()}")
+            raise ConfigError(f"{self.name}: formatting the NameNode failed: {result.describe()}")
 
     def apply(self, config: Config) -> None:
         layout = self._layout()
-        values, self.clamped = render.reconcile(self.catalogue.complete(config),
-                                                len(layout.workers), self.memory_policy)
+        values, self.clamped = render.reconcile(
+            self.catalogue.complete(config), len(layout.workers), self.memory_policy
+        )
         for name, (asked, used) in self.clamped.items():
-            log.info("%s: %s=%s clamped to %s (memory_policy=clamp)", self.name, name, asked,
-                     used)
+            log.info("%s: %s=%s clamped to %s (memory_policy=clamp)", self.name, name, asked, used)
         files = render.render_sites(values, layout, self.sites, self.site_properties)
         for name, text in files.items():
             if name == "hive-site.xml":
@@ -245,8 +290,9 @@ class HadoopSystem(System):
         return commands.hadoop_env(self.conf_dir, self.java_home)
 
     def _run_master(self, command: Sequence[str], timeout_s: float) -> CommandResult:
-        return self.master.run(command, env=self._env(), timeout_s=max(timeout_s, 1.0),
-                               check=False)
+        return self.master.run(
+            command, env=self._env(), timeout_s=max(timeout_s, 1.0), check=False
+        )
 
     def start(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -257,16 +303,19 @@ class HadoopSystem(System):
             try:
                 result = self._run_master(command, deadline - time.monotonic())
             except CommandTimeout as exc:
-                raise SystemStartError(f"{script} did not finish within {timeout_s:g}s on "
-                                       f"{self.master.host}", self._daemon_logs()) from exc
+                raise SystemStartError(
+                    f"{script} did not finish within {timeout_s:g}s on {self.master.host}",
+                    self._daemon_logs(),
+                ) from exc
             except ExecutorError as exc:
-                raise SystemStartError(f"cannot run {script} on {self.master.host}: {exc}",
-                                       self._daemon_logs()) from None
+                raise SystemStartError(
+                    f"cannot run {script} on {self.master.host}: {exc}", self._daemon_logs()
+                ) from None
             if not result.ok:
-                raise SystemStartError(f"{script} exited {result.exit_code} on "
-                                       f"{self.master.host}",
-                                       tail(f"{result.stdout}\n{result.stderr}", 15) + "\n"
-                                       + self._daemon_logs())
+                raise SystemStartError(
+                    f"{script} exited {result.exit_code} on {self.master.host}",
+                    tail(f"{result.stdout}\n{result.stderr}", 15) + "\n" + self._daemon_logs(),
+                )
         self._wait_ready(deadline, timeout_s)
 
     def _wait_ready(self, deadline: float, timeout_s: float) -> None:
@@ -279,24 +328,31 @@ class HadoopSystem(System):
             if problem is None:
                 return
             if time.monotonic() >= deadline:
-                raise SystemStartError(f"HDFS/YARN on {self.master.host} not ready within "
-                                       f"{timeout_s:g}s: {problem}", self._daemon_logs())
+                raise SystemStartError(
+                    f"HDFS/YARN on {self.master.host} not ready within {timeout_s:g}s: {problem}",
+                    self._daemon_logs(),
+                )
             time.sleep(min(self.poll_s, max(deadline - time.monotonic(), 0.0)))
 
     def health(self, timeout_s: float) -> str | None:
         """None when HDFS is out of safe mode with every DataNode live and every NodeManager
         RUNNING; otherwise what is missing."""
         expected = len(self._layout().workers)
-        wait = self._run_master(commands.safemode_wait(self.hadoop_home, self.conf_dir),
-                                timeout_s)
+        wait = self._run_master(commands.safemode_wait(self.hadoop_home, self.conf_dir), timeout_s)
         if not wait.ok or not safemode_off(wait.stdout):
             return f"NameNode not out of safe mode ({tail(wait.stderr or wait.stdout, 1)})"
-        report = parse_dfsadmin_report(self._run_master(
-            commands.dfsadmin_report(self.hadoop_home, self.conf_dir), timeout_s).stdout)
+        report = parse_dfsadmin_report(
+            self._run_master(
+                commands.dfsadmin_report(self.hadoop_home, self.conf_dir), timeout_s
+            ).stdout
+        )
         if report.live < expected:
             return f"{report.live}/{expected} DataNodes live ({report.dead} dead)"
-        nodes = parse_yarn_nodes(self._run_master(
-            commands.yarn_node_list(self.hadoop_home, self.conf_dir), timeout_s).stdout)
+        nodes = parse_yarn_nodes(
+            self._run_master(
+                commands.yarn_node_list(self.hadoop_home, self.conf_dir), timeout_s
+            ).stdout
+        )
         running = sum(node.state == "RUNNING" for node in nodes)
         if running < expected:
             states = ", ".join(f"{n.node_id} {n.state}" for n in nodes) or "none registered"
@@ -312,10 +368,12 @@ class HadoopSystem(System):
         for daemon in ("namenode", "resourcemanager"):
             for name in sorted(fnmatch.filter(listing.stdout.split(), f"*-{daemon}-*.log")):
                 # `tail` on the host: a session's daemon logs grow with every restart.
-                end = self.master.run(["tail", "-n", str(lines), f"{self.log_dir}/{name}"],
-                                      check=False, timeout_s=30)
-                parts.append(f"== {self.master.host}:{self.log_dir}/{name} ==\n"
-                             f"{end.stdout.rstrip()}")
+                end = self.master.run(
+                    ["tail", "-n", str(lines), f"{self.log_dir}/{name}"], check=False, timeout_s=30
+                )
+                parts.append(
+                    f"== {self.master.host}:{self.log_dir}/{name} ==\n{end.stdout.rstrip()}"
+                )
         return "\n".join(parts) or f"(no NameNode/ResourceManager log in {self.log_dir})"
 
     def stop(self) -> None:
@@ -347,20 +405,31 @@ class HadoopSystem(System):
         layout = self._layout()
         values = self.values or self.catalogue.default()
         folder = self.hibench_conf_dir
-        self.load.write_text(f"{folder}/hadoop.conf",
-                             hibench_hadoop_conf(self.hadoop_home, self.conf_dir,
-                                                 layout.default_fs))
-        self.load.write_text(f"{folder}/{HARNESS_CONF}", harness_conf(
-            scale_profile, int(values.get("mapreduce.job.maps", 2)),
-            int(values.get("mapreduce.job.reduces", 1)), [layout.master], list(layout.workers),
-            self.report_dir if self._custom_report_dir else None,
-            self.hive_home_for_hibench()))
+        self.load.write_text(
+            f"{folder}/hadoop.conf",
+            hibench_hadoop_conf(self.hadoop_home, self.conf_dir, layout.default_fs),
+        )
+        self.load.write_text(
+            f"{folder}/{HARNESS_CONF}",
+            harness_conf(
+                scale_profile,
+                int(values.get("mapreduce.job.maps", 2)),
+                int(values.get("mapreduce.job.reduces", 1)),
+                [layout.master],
+                list(layout.workers),
+                self.report_dir if self._custom_report_dir else None,
+                self.hive_home_for_hibench(),
+            ),
+        )
 
     def describe(self) -> dict[str, str]:
-        return {**super().describe(), "knob_set": self.knob_set,
-                "sut_hosts": ",".join(n.host for n in self.cluster.sut),
-                "load_host": self.load.host,
-                "backend": f"Hadoop 3 ({', '.join(self.sites)}) + HiBench, sbin scripts"}
+        return {
+            **super().describe(),
+            "knob_set": self.knob_set,
+            "sut_hosts": ",".join(n.host for n in self.cluster.sut),
+            "load_host": self.load.host,
+            "backend": f"Hadoop 3 ({', '.join(self.sites)}) + HiBench, sbin scripts",
+        }
 
 
 class HiveHadoopSystem(HadoopSystem):
@@ -370,12 +439,18 @@ class HiveHadoopSystem(HadoopSystem):
     name = "hive"
     sites = render.SITES
 
-    def __init__(self, knob_set: str = "10", hive_home: str | None = None,
-                 cluster: Cluster | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        knob_set: str = "10",
+        hive_home: str | None = None,
+        cluster: Cluster | None = None,
+        **kwargs: Any,
+    ) -> None:
         # `cluster` is spelled out: the session builder looks for it in the signature.
         super().__init__(knob_set, cluster=cluster, **kwargs)
-        self.hive_home = (render.check_path(hive_home, "system.adapter.hive_home")
-                          if hive_home else None)
+        self.hive_home = (
+            render.check_path(hive_home, "system.adapter.hive_home") if hive_home else None
+        )
 
     @property
     def hive_conf_dir(self) -> str:
@@ -384,8 +459,12 @@ class HiveHadoopSystem(HadoopSystem):
     def _check_installs(self) -> None:
         super()._check_installs()
         if self.hive_home:
-            self._missing(self.load, f"{self.hive_home}/bin/hive", "hive_home",
-                          "a Hive 3 install, or null for the Hive that HiBench unpacks")
+            self._missing(
+                self.load,
+                f"{self.hive_home}/bin/hive",
+                "hive_home",
+                "a Hive 3 install, or null for the Hive that HiBench unpacks",
+            )
 
     def _prepare_load(self) -> None:
         super()._prepare_load()
@@ -408,6 +487,7 @@ class HDFSYarnSystem(HadoopSystem):
     name = "hdfs"
     sites = render.HADOOP_SITES
 
-    def __init__(self, knob_set: str = "hdfs", cluster: Cluster | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, knob_set: str = "hdfs", cluster: Cluster | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(knob_set, cluster=cluster, **kwargs)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["DFSIOWorkload", "HiBenchWorkload", "harness_conf", "hibench_hadoop_conf"]
 
 log = logging.getLogger(__name__)
-HARNESS_CONF = "zz-harness.conf"   # sorts after hibench.conf, so its values win
+HARNESS_CONF = "zz-harness.conf"  # sorts after hibench.conf, so its values win
 
 
 def _line(key: str, value: str) -> str:
@@ -46,31 +46,45 @@ def _line(key: str, value: str) -> str:
 def hibench_hadoop_conf(hadoop_home: str, conf_dir: str, default_fs: str) -> str:
     """HiBench's ``conf/hadoop.conf`` for this cluster (HiBench's own format)."""
     home = check_path(hadoop_home, "system.adapter.hadoop_home")
-    return ("# Written by the ClassyTune harness (HiBench conf/hadoop.conf format).\n"
-            + _line("hibench.hadoop.home", home)
-            + _line("hibench.hadoop.executable", f"{home}/bin/hadoop")
-            + _line("hibench.hadoop.configure.dir", check_path(conf_dir, "conf_dir"))
-            + _line("hibench.hdfs.master", default_fs)
-            + _line("hibench.hadoop.release", "apache"))
+    return (
+        "# Written by the ClassyTune harness (HiBench conf/hadoop.conf format).\n"
+        + _line("hibench.hadoop.home", home)
+        + _line("hibench.hadoop.executable", f"{home}/bin/hadoop")
+        + _line("hibench.hadoop.configure.dir", check_path(conf_dir, "conf_dir"))
+        + _line("hibench.hdfs.master", default_fs)
+        + _line("hibench.hadoop.release", "apache")
+    )
 
 
-def harness_conf(scale_profile: str, maps: int, reduces: int, masters: list[str],
-                 workers: list[str], report_dir: str | None = None,
-                 hive_home: str | None = None) -> str:
+def harness_conf(
+    scale_profile: str,
+    maps: int,
+    reduces: int,
+    masters: list[str],
+    workers: list[str],
+    report_dir: str | None = None,
+    hive_home: str | None = None,
+) -> str:
     """Our overrides of hibench.conf. HiBench passes its parallelism to every job as
     ``mapreduce.job.maps/reduces`` (Hive: ``set``; TeraSort: ``-D``), which would override
     those two knobs, so the parallelism *is* the knobs' values."""
     if scale_profile not in commands.SCALE_PROFILES:
-        raise ConfigError(f"HiBench scale profile {scale_profile!r}: use one of "
-                          f"{', '.join(commands.SCALE_PROFILES)}")
-    text = ("# Written by the ClassyTune harness: overrides of hibench.conf for this run.\n"
-            + _line("hibench.scale.profile", scale_profile)
-            + _line("hibench.default.map.parallelism", str(int(maps)))
-            + _line("hibench.default.shuffle.parallelism", str(int(reduces)))
-            + _line("hibench.masters.hostnames",
-                    " ".join(check_host(h, "master address") for h in masters))
-            + _line("hibench.slaves.hostnames",
-                    " ".join(check_host(h, "worker address") for h in workers)))
+        raise ConfigError(
+            f"HiBench scale profile {scale_profile!r}: use one of "
+            f"{', '.join(commands.SCALE_PROFILES)}"
+        )
+    text = (
+        "# Written by the ClassyTune harness: overrides of hibench.conf for this run.\n"
+        + _line("hibench.scale.profile", scale_profile)
+        + _line("hibench.default.map.parallelism", str(int(maps)))
+        + _line("hibench.default.shuffle.parallelism", str(int(reduces)))
+        + _line(
+            "hibench.masters.hostnames", " ".join(check_host(h, "master address") for h in masters)
+        )
+        + _line(
+            "hibench.slaves.hostnames", " ".join(check_host(h, "worker address") for h in workers)
+        )
+    )
     if report_dir:
         text += _line("hibench.report.dir", check_path(report_dir, "system.adapter.report_dir"))
     if hive_home:
@@ -82,8 +96,9 @@ def _hadoop(system: System) -> HadoopSystem:
     from systems.hadoop.system import HadoopSystem
 
     if not isinstance(system, HadoopSystem):
-        raise ConfigError(f"HiBench workloads need system=hive or system=hdfs, not "
-                          f"{system.name!r}")
+        raise ConfigError(
+            f"HiBench workloads need system=hive or system=hdfs, not {system.name!r}"
+        )
     return system
 
 
@@ -91,17 +106,27 @@ class HiBenchWorkload(Workload):
     """One HiBench workload run through its Hadoop scripts (``prepare.sh`` once per session,
     ``hadoop/run.sh`` per test); metrics from the report line the run appended."""
 
-    metrics: tuple[MetricSpec, ...] = (MetricSpec("duration_s", "min", "s"),
-                                       MetricSpec("throughput_bytes_s", "max", "bytes/s"),
-                                       MetricSpec("throughput_node_bytes_s", "max", "bytes/s"))
+    metrics: tuple[MetricSpec, ...] = (
+        MetricSpec("duration_s", "min", "s"),
+        MetricSpec("throughput_bytes_s", "max", "bytes/s"),
+        MetricSpec("throughput_node_bytes_s", "max", "bytes/s"),
+    )
 
-    def __init__(self, category: str, name: str, scale_profile: str = "small",
-                 duration_s: float = 120.0, report_type: str | None = None,
-                 run_script: str = "run.sh", prepare_timeout_s: float = 3600.0) -> None:
+    def __init__(
+        self,
+        category: str,
+        name: str,
+        scale_profile: str = "small",
+        duration_s: float = 120.0,
+        report_type: str | None = None,
+        run_script: str = "run.sh",
+        prepare_timeout_s: float = 3600.0,
+    ) -> None:
         commands.hibench_run("/hibench", category, name, run_script)  # validates the names
         if scale_profile not in commands.SCALE_PROFILES:
-            raise ConfigError(f"scale_profile {scale_profile!r}: use one of "
-                              f"{', '.join(commands.SCALE_PROFILES)}")
+            raise ConfigError(
+                f"scale_profile {scale_profile!r}: use one of {', '.join(commands.SCALE_PROFILES)}"
+            )
         self.category, self.benchmark, self.scale_profile = category, name, scale_profile
         self.duration_s = float(duration_s)
         self.report_type = report_type or f"Hadoop{name.capitalize()}"
@@ -113,8 +138,12 @@ class HiBenchWorkload(Workload):
         return f"HiBench {self.category}/{self.benchmark}"
 
     def params(self) -> dict[str, Any]:
-        return {**super().params(), "hibench": f"{self.category}/{self.benchmark}",
-                "scale_profile": self.scale_profile, "report_type": self.report_type}
+        return {
+            **super().params(),
+            "hibench": f"{self.category}/{self.benchmark}",
+            "scale_profile": self.scale_profile,
+            "report_type": self.report_type,
+        }
 
     def result_dir(self, hadoop: HadoopSystem) -> str:
         """HiBench's WORKLOAD_RESULT_FOLDER: ``<report dir>/<name>/hadoop``."""
@@ -126,50 +155,65 @@ class HiBenchWorkload(Workload):
         command = commands.hibench_prepare(hadoop.hibench_home, self.category, self.benchmark)
         log.info("%s: generating %s input (prepare.sh)", self.label, self.scale_profile)
         try:
-            result = hadoop.load.run(command, env=hadoop.hibench_env(), check=False,
-                                     timeout_s=self.prepare_timeout_s)
+            result = hadoop.load.run(
+                command, env=hadoop.hibench_env(), check=False, timeout_s=self.prepare_timeout_s
+            )
         except CommandTimeout as exc:
-            raise WorkloadTimeout(f"{self.label} prepare.sh exceeded "
-                                  f"{self.prepare_timeout_s:g}s on {hadoop.load.host}; use a "
-                                  "smaller scale_profile or a larger prepare_timeout_s",
-                                  tail(f"{exc.stdout}\n{exc.stderr}", 30)) from None
+            raise WorkloadTimeout(
+                f"{self.label} prepare.sh exceeded "
+                f"{self.prepare_timeout_s:g}s on {hadoop.load.host}; use a "
+                "smaller scale_profile or a larger prepare_timeout_s",
+                tail(f"{exc.stdout}\n{exc.stderr}", 30),
+            ) from None
         output = f"{result.stdout}\n{result.stderr}"
         failure = job_failure(output)
         if not result.ok or failure:
             logs = self._log_tail(hadoop, output)
-            raise WorkloadError(f"{self.label} prepare.sh failed on {hadoop.load.host} "
-                                f"({failure or f'exit {result.exit_code}'}); last lines:\n"
-                                f"{tail(logs, 5)}", logs)
+            raise WorkloadError(
+                f"{self.label} prepare.sh failed on {hadoop.load.host} "
+                f"({failure or f'exit {result.exit_code}'}); last lines:\n"
+                f"{tail(logs, 5)}",
+                logs,
+            )
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         hadoop = _hadoop(system)
         hadoop.write_hibench_conf(self.scale_profile)
         before = self._snapshot(hadoop)
-        command = commands.hibench_run(hadoop.hibench_home, self.category, self.benchmark,
-                                       self.run_script)
+        command = commands.hibench_run(
+            hadoop.hibench_home, self.category, self.benchmark, self.run_script
+        )
         try:
-            result = hadoop.load.run(command, env=hadoop.hibench_env(), timeout_s=timeout_s,
-                                     check=False)
+            result = hadoop.load.run(
+                command, env=hadoop.hibench_env(), timeout_s=timeout_s, check=False
+            )
         except CommandTimeout as exc:
-            raise WorkloadTimeout(f"{self.label} exceeded {timeout_s:g}s on "
-                                  f"{hadoop.load.host} and was killed",
-                                  tail(f"{exc.stdout}\n{exc.stderr}", 30)) from None
+            raise WorkloadTimeout(
+                f"{self.label} exceeded {timeout_s:g}s on {hadoop.load.host} and was killed",
+                tail(f"{exc.stdout}\n{exc.stderr}", 30),
+            ) from None
         except ExecutorError as exc:
             raise WorkloadError(f"cannot run {self.label}: {exc}") from None
         output = f"{result.stdout}\n{result.stderr}"
         if not result.ok:
-            raise WorkloadError(f"{self.label} ({command[0]}) exited {result.exit_code} on "
-                                f"{hadoop.load.host}", self._log_tail(hadoop, output))
+            raise WorkloadError(
+                f"{self.label} ({command[0]}) exited {result.exit_code} on {hadoop.load.host}",
+                self._log_tail(hadoop, output),
+            )
         failure = job_failure(output)
         if failure:
-            raise WorkloadError(f"{self.label} failed on {hadoop.load.host}: {failure}",
-                                self._log_tail(hadoop, output))
+            raise WorkloadError(
+                f"{self.label} failed on {hadoop.load.host}: {failure}",
+                self._log_tail(hadoop, output),
+            )
         report = self._read(hadoop, f"{hadoop.report_dir}/hibench.report")
         rows = new_report_rows(before["report"], report, self.report_type)
         if not rows:
-            raise WorkloadError(f"{self.label} wrote no new {self.report_type} line to "
-                                f"{hadoop.report_dir}/hibench.report on {hadoop.load.host}",
-                                self._log_tail(hadoop, output))
+            raise WorkloadError(
+                f"{self.label} wrote no new {self.report_type} line to "
+                f"{hadoop.report_dir}/hibench.report on {hadoop.load.host}",
+                self._log_tail(hadoop, output),
+            )
         return self._metrics(rows[-1], hadoop, before)
 
     # -- hooks ---------------------------------------------------------------------------------
@@ -177,10 +221,14 @@ class HiBenchWorkload(Workload):
         """The files a run appends to, before it runs."""
         return {"report": self._read(hadoop, f"{hadoop.report_dir}/hibench.report")}
 
-    def _metrics(self, row: ReportRow, hadoop: HadoopSystem,
-                 before: dict[str, str]) -> dict[str, float]:
-        return {"duration_s": row.duration_s, "throughput_bytes_s": row.throughput_bytes_s,
-                "throughput_node_bytes_s": row.throughput_node_bytes_s}
+    def _metrics(
+        self, row: ReportRow, hadoop: HadoopSystem, before: dict[str, str]
+    ) -> dict[str, float]:
+        return {
+            "duration_s": row.duration_s,
+            "throughput_bytes_s": row.throughput_bytes_s,
+            "throughput_node_bytes_s": row.throughput_node_bytes_s,
+        }
 
     @staticmethod
     def _read(hadoop: HadoopSystem, path: str) -> str:
@@ -198,22 +246,34 @@ class DFSIOWorkload(HiBenchWorkload):
     once. ``throughput_mb_s`` is all MB moved over the job's run time, from DFSIOe's result
     file; the report line's duration is kept too."""
 
-    metrics = (MetricSpec("throughput_mb_s", "max", "MB/s"),
-               MetricSpec("task_throughput_mb_s", "max", "MB/s"),
-               MetricSpec("avg_io_rate_mb_s", "max", "MB/s"),
-               MetricSpec("exec_time_s", "min", "s"),
-               MetricSpec("duration_s", "min", "s"))
+    metrics = (
+        MetricSpec("throughput_mb_s", "max", "MB/s"),
+        MetricSpec("task_throughput_mb_s", "max", "MB/s"),
+        MetricSpec("avg_io_rate_mb_s", "max", "MB/s"),
+        MetricSpec("exec_time_s", "min", "s"),
+        MetricSpec("duration_s", "min", "s"),
+    )
 
-    def __init__(self, mode: str = "write", scale_profile: str = "small",
-                 duration_s: float = 120.0, run_script: str | None = None,
-                 prepare_timeout_s: float = 3600.0) -> None:
+    def __init__(
+        self,
+        mode: str = "write",
+        scale_profile: str = "small",
+        duration_s: float = 120.0,
+        run_script: str | None = None,
+        prepare_timeout_s: float = 3600.0,
+    ) -> None:
         if mode not in ("read", "write"):
             raise ConfigError(f"DFSIO mode {mode!r}: use read or write")
         self.mode = mode
-        super().__init__("micro", "dfsioe", scale_profile, duration_s,
-                         report_type=f"HadoopDfsioe-{mode}",
-                         run_script=run_script or f"run_{mode}.sh",
-                         prepare_timeout_s=prepare_timeout_s)
+        super().__init__(
+            "micro",
+            "dfsioe",
+            scale_profile,
+            duration_s,
+            report_type=f"HadoopDfsioe-{mode}",
+            run_script=run_script or f"run_{mode}.sh",
+            prepare_timeout_s=prepare_timeout_s,
+        )
         self._script_given = run_script is not None
 
     def params(self) -> dict[str, Any]:
@@ -234,23 +294,32 @@ class DFSIOWorkload(HiBenchWorkload):
         return f"{self.result_dir(hadoop)}/result_{self.mode}.txt"
 
     def _snapshot(self, hadoop: HadoopSystem) -> dict[str, str]:
-        return {**super()._snapshot(hadoop),
-                "result": self._read(hadoop, self._result_file(hadoop))}
+        return {
+            **super()._snapshot(hadoop),
+            "result": self._read(hadoop, self._result_file(hadoop)),
+        }
 
-    def _metrics(self, row: ReportRow, hadoop: HadoopSystem,
-                 before: dict[str, str]) -> dict[str, float]:
+    def _metrics(
+        self, row: ReportRow, hadoop: HadoopSystem, before: dict[str, str]
+    ) -> dict[str, float]:
         after = self._read(hadoop, self._result_file(hadoop))
-        fresh = after[len(before["result"]):] if after.startswith(before["result"]) else after
+        fresh = after[len(before["result"]) :] if after.startswith(before["result"]) else after
         blocks: list[DFSIOResult] = [r for r in parse_dfsio_results(fresh) if r.mode == self.mode]
         if not blocks:
-            raise WorkloadError(f"{self.label} wrote no new {self.mode} result to "
-                                f"{self._result_file(hadoop)} on {hadoop.load.host}",
-                                tail(fresh or after, 20))
+            raise WorkloadError(
+                f"{self.label} wrote no new {self.mode} result to "
+                f"{self._result_file(hadoop)} on {hadoop.load.host}",
+                tail(fresh or after, 20),
+            )
         result = blocks[-1]
         if result.aggregated_mb_s is not None:
-            log.info("DFSIOe %s: aggregated throughput %.1f MB/s", self.mode,
-                     result.aggregated_mb_s)
-        return {"throughput_mb_s": result.throughput_mb_s,
-                "task_throughput_mb_s": result.task_throughput_mb_s,
-                "avg_io_rate_mb_s": result.avg_io_rate_mb_s,
-                "exec_time_s": result.exec_time_s, "duration_s": row.duration_s}
+            log.info(
+                "DFSIOe %s: aggregated throughput %.1f MB/s", self.mode, result.aggregated_mb_s
+            )
+        return {
+            "throughput_mb_s": result.throughput_mb_s,
+            "task_throughput_mb_s": result.task_throughput_mb_s,
+            "avg_io_rate_mb_s": result.avg_io_rate_mb_s,
+            "exec_time_s": result.exec_time_s,
+            "duration_s": row.duration_s,
+        }

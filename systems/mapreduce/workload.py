@@ -26,11 +26,13 @@ class MapReduceJob(Workload):
 
     metrics = (MetricSpec("job_duration_s", "min", "s"), MetricSpec("total_wall_s", "min", "s"))
 
-    def __init__(self, job: str = "wordcount", scale: float = 1.0, seed: int = 42,
-                 duration_s: float = 12.0) -> None:
+    def __init__(
+        self, job: str = "wordcount", scale: float = 1.0, seed: int = 42, duration_s: float = 12.0
+    ) -> None:
         if job not in JOB_NAMES:
-            raise ConfigError(f"unknown MapReduce job {job!r}; choose one of "
-                              f"{', '.join(JOB_NAMES)}")
+            raise ConfigError(
+                f"unknown MapReduce job {job!r}; choose one of {', '.join(JOB_NAMES)}"
+            )
         self.job = job
         self.name = job
         self.scale = float(scale)
@@ -49,8 +51,7 @@ class MapReduceJob(Workload):
         if system.executor.exists(marker):
             return
         system.executor.run(["rm", "-rf", str(self.data)])
-        result = system.run_request("generate", self.job, self.data, 600.0, self.scale,
-                                    self.seed)
+        result = system.run_request("generate", self.job, self.data, 600.0, self.scale, self.seed)
         system.executor.write_text(marker, f"{result['job_s']:.1f}s\n")
         log.info("generated %s data (scale %g) in %.1fs", self.job, self.scale, result["job_s"])
 
@@ -59,8 +60,13 @@ class MapReduceJob(Workload):
 
         assert isinstance(system, MapReduceSystem) and self.data is not None
         result = system.run_request("run", self.job, self.data, timeout_s, self.scale, self.seed)
-        log.info("%s: %d job(s) in %.2fs (wall %.1fs)", self.job, result["jobs"],
-                 result["job_s"], result["wall_s"])
+        log.info(
+            "%s: %d job(s) in %.2fs (wall %.1fs)",
+            self.job,
+            result["jobs"],
+            result["job_s"],
+            result["wall_s"],
+        )
         return {"job_duration_s": result["job_s"], "total_wall_s": result["wall_s"]}
 
     def params(self) -> dict[str, object]:

@@ -41,13 +41,19 @@ CATALOGUE = Path(__file__).with_name("knobs.yaml")
 #: The buffer pool may take up to 60 % of RAM (the usual guidance is 50-75 % on a dedicated
 #: host, less here because the benchmark client shares the machine).
 MEMORY_FRACTIONS: dict[str, tuple[float, float]] = {
-    "innodb_buffer_pool_size": (0.6, 512), "tmp_table_size": (1 / 32, 64),
-    "max_heap_table_size": (1 / 32, 64), "sort_buffer_size": (1 / 512, 8192),
+    "innodb_buffer_pool_size": (0.6, 512),
+    "tmp_table_size": (1 / 32, 64),
+    "max_heap_table_size": (1 / 32, 64),
+    "sort_buffer_size": (1 / 512, 8192),
     "join_buffer_size": (1 / 512, 8192),
 }
-_UNIT_BYTES = {"innodb_buffer_pool_size": 2**20, "tmp_table_size": 2**20,
-               "max_heap_table_size": 2**20, "sort_buffer_size": 2**10,
-               "join_buffer_size": 2**10}
+_UNIT_BYTES = {
+    "innodb_buffer_pool_size": 2**20,
+    "tmp_table_size": 2**20,
+    "max_heap_table_size": 2**20,
+    "sort_buffer_size": 2**10,
+    "join_buffer_size": 2**10,
+}
 _SUFFIX = {"MB": "M", "kB": "K", "GB": "G"}
 _DIRS = ["/usr/sbin", "/usr/bin", "/usr/local/mysql/bin"]
 _USER = "mysql"
@@ -80,8 +86,12 @@ def format_value(knob: Knob, value: Value) -> str:
 def render_mycnf(space: Space, config: Mapping[str, Value], base: Sequence[str]) -> str:
     """The whole my.cnf: the adapter's fixed ``base`` lines, then the validated knobs."""
     valid = space.validate(config, partial=True)
-    lines = ["# written by the harness for one tuning test; do not edit", "[mysqld]", *base,
-             "# tuned knobs"]
+    lines = [
+        "# written by the harness for one tuning test; do not edit",
+        "[mysqld]",
+        *base,
+        "# tuned knobs",
+    ]
     lines += [f"{name} = {format_value(space[name], value)}" for name, value in valid.items()]
     return "\n".join(lines) + "\n"
 
@@ -93,26 +103,37 @@ class MySQLSystem(ServerSystem):
     server_user = _USER
     instance_name = "mysql"
 
-    def __init__(self, knob_set: str = "10", executor: Executor | None = None,
-                 run_as: str | None = None, space: Space | None = None,
-                 stop_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        knob_set: str = "10",
+        executor: Executor | None = None,
+        run_as: str | None = None,
+        space: Space | None = None,
+        stop_timeout_s: float = 60.0,
+    ) -> None:
         super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
         self.knob_set = str(knob_set)
         self.bin = {
-            "server": find_binary(self.executor, ["mariadbd", "mysqld"], _DIRS,
-                                  "mariadb-server (or mysql-server)"),
-            "client": find_binary(self.executor, ["mariadb", "mysql"], _DIRS,
-                                  "mariadb-client (or mysql-client)"),
-            "admin": find_binary(self.executor, ["mariadb-admin", "mysqladmin"], _DIRS,
-                                 "mariadb-client (or mysql-client)"),
+            "server": find_binary(
+                self.executor, ["mariadbd", "mysqld"], _DIRS, "mariadb-server (or mysql-server)"
+            ),
+            "client": find_binary(
+                self.executor, ["mariadb", "mysql"], _DIRS, "mariadb-client (or mysql-client)"
+            ),
+            "admin": find_binary(
+                self.executor,
+                ["mariadb-admin", "mysqladmin"],
+                _DIRS,
+                "mariadb-client (or mysql-client)",
+            ),
         }
         version = self.executor.run([self.bin["server"], "--version"], timeout_s=30).stdout
         self.version = version.strip()
         self.mariadb = "mariadb" in version.lower()
         if self.mariadb:
             self.bin["install_db"] = find_binary(
-                self.executor, ["mariadb-install-db", "mysql_install_db"], _DIRS,
-                "mariadb-server")
+                self.executor, ["mariadb-install-db", "mysql_install_db"], _DIRS, "mariadb-server"
+            )
         self._pid: int | None = None
         #: True during the first start of an instance: socket only, until accounts are safe.
         self._bootstrap = False
@@ -136,11 +157,15 @@ class MySQLSystem(ServerSystem):
         def path(value: Path) -> str:
             return mycnf_value(value, "the instance folder")
 
-        lines = [f"datadir = {path(self.data_dir)}", f"socket = {path(self.socket_path)}",
-                 f"port = {int(self.port)}",
-                 f"bind-address = {mycnf_value(self.address, 'the SUT address')}",
-                 f"pid-file = {path(instance / 'mysqld.pid')}",
-                 f"log-error = {path(self.log_path())}", "skip-name-resolve"]
+        lines = [
+            f"datadir = {path(self.data_dir)}",
+            f"socket = {path(self.socket_path)}",
+            f"port = {int(self.port)}",
+            f"bind-address = {mycnf_value(self.address, 'the SUT address')}",
+            f"pid-file = {path(instance / 'mysqld.pid')}",
+            f"log-error = {path(self.log_path())}",
+            "skip-name-resolve",
+        ]
         if self._bootstrap:
             lines.append("skip-networking")
         if not self.mariadb:
@@ -153,12 +178,21 @@ class MySQLSystem(ServerSystem):
     def _initialise(self) -> None:
         self.as_user(["rm", "-rf", str(self.data_dir)])
         if self.mariadb:
-            command = [self.bin["install_db"], "--no-defaults", f"--datadir={self.data_dir}",
-                       "--auth-root-authentication-method=normal", "--skip-test-db",
-                       "--skip-name-resolve"]
+            command = [
+                self.bin["install_db"],
+                "--no-defaults",
+                f"--datadir={self.data_dir}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                "--skip-name-resolve",
+            ]
         else:
-            command = [self.bin["server"], "--no-defaults", "--initialize-insecure",
-                       f"--datadir={self.data_dir}"]
+            command = [
+                self.bin["server"],
+                "--no-defaults",
+                "--initialize-insecure",
+                f"--datadir={self.data_dir}",
+            ]
         self.as_user(command, timeout_s=300)
 
     def setup(self, workdir: Path, workload: Workload) -> None:
@@ -176,9 +210,11 @@ class MySQLSystem(ServerSystem):
         # A remote SUT is reached over its network by the load host, whose address the
         # server sees; '%' admits it (the instance is private and bound to the SUT address).
         client = "127.0.0.1" if self.loopback else "%"
-        self.sql(f"CREATE DATABASE {DATABASE}; "
-                 f"CREATE USER '{BENCH_USER}'@'{client}' {auth} '{self.secret}'; "
-                 f"GRANT ALL ON {DATABASE}.* TO '{BENCH_USER}'@'{client}'")
+        self.sql(
+            f"CREATE DATABASE {DATABASE}; "
+            f"CREATE USER '{BENCH_USER}'@'{client}' {auth} '{self.secret}'; "
+            f"GRANT ALL ON {DATABASE}.* TO '{BENCH_USER}'@'{client}'"
+        )
         self.write_secret_file("sysbench.options", f"mysql-password={self.secret}\n")
         # now that only authenticated accounts exist, listen on TCP for the workload
         self._bootstrap = False
@@ -188,29 +224,40 @@ class MySQLSystem(ServerSystem):
     def _secure_accounts(self) -> None:
         """Keep root@localhost only, with the instance's secret (over the socket, once)."""
         accounts = self.sql("SELECT user, host FROM mysql.user", password=False)
-        drop = [f"'{user}'@'{host}'" for user, _, host in
-                (line.partition("\t") for line in accounts.splitlines())
-                if (user in ("root", "") and host != "localhost") or user == ""]
+        drop = [
+            f"'{user}'@'{host}'"
+            for user, _, host in (line.partition("\t") for line in accounts.splitlines())
+            if (user in ("root", "") and host != "localhost") or user == ""
+        ]
         statements = [f"DROP USER {account}" for account in drop]
         statements.append(f"ALTER USER 'root'@'localhost' IDENTIFIED BY '{self.secret}'")
         self.sql("; ".join(statements), password=False)
         socket = mycnf_value(self.socket_path, "the instance folder")
-        self.write_secret_file("client.cnf", f"[client]\nuser = root\npassword = {self.secret}\n"
-                                             f"socket = {socket}\n")
+        self.write_secret_file(
+            "client.cnf", f"[client]\nuser = root\npassword = {self.secret}\nsocket = {socket}\n"
+        )
 
     def apply(self, config: Config) -> None:
         merged = {**self.space.default(), **self.space.validate(config, partial=True)}
-        self.executor.write_text(self.cnf_path,
-                                 render_mycnf(self.space, merged, self.base_lines()))
+        self.executor.write_text(
+            self.cnf_path, render_mycnf(self.space, merged, self.base_lines())
+        )
         self.config = merged
 
     def _launch(self, timeout_s: float) -> None:
         self.as_user(["truncate", "-s", "0", str(self.log_path())], check=False)
         # The server does not daemonise itself: a fixed sh snippet starts it in the
         # background with its output detached, and prints its pid (values stay arguments).
-        started = self.as_user(["sh", "-c", '"$0" "$@" </dev/null >/dev/null 2>&1 & echo $!',
-                                self.bin["server"], f"--defaults-file={self.cnf_path}"],
-                               timeout_s=30)
+        started = self.as_user(
+            [
+                "sh",
+                "-c",
+                '"$0" "$@" </dev/null >/dev/null 2>&1 & echo $!',
+                self.bin["server"],
+                f"--defaults-file={self.cnf_path}",
+            ],
+            timeout_s=30,
+        )
         self._pid = int(started.stdout.strip())
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -220,11 +267,22 @@ class MySQLSystem(ServerSystem):
                 errors = [line for line in tail.splitlines() if "ERROR" in line]
                 raise SystemStartError(
                     "mysqld exited during start-up with this configuration: "
-                    f"{errors[0] if errors else (tail.splitlines() or ['-'])[-1]}", tail)
+                    f"{errors[0] if errors else (tail.splitlines() or ['-'])[-1]}",
+                    tail,
+                )
             # ping answers 0 once the server accepts connections, also when access is denied
-            ping = self.executor.run([self.bin["admin"], "--no-defaults",
-                                      f"--socket={self.socket_path}", "-uroot",
-                                      "--connect-timeout=2", "ping"], check=False, timeout_s=10)
+            ping = self.executor.run(
+                [
+                    self.bin["admin"],
+                    "--no-defaults",
+                    f"--socket={self.socket_path}",
+                    "-uroot",
+                    "--connect-timeout=2",
+                    "ping",
+                ],
+                check=False,
+                timeout_s=10,
+            )
             if ping.ok:
                 return
             time.sleep(0.1)
@@ -254,21 +312,36 @@ class MySQLSystem(ServerSystem):
     def sql(self, statements: str, password: bool = True) -> str:
         """Run SQL as root over the private socket and return the tab-separated output
         (``password=False`` only while the fresh instance's root has none yet)."""
-        options = (["--no-defaults", f"--socket={self.socket_path}", "-uroot"] if not password
-                   else [f"--defaults-file={self._require_instance() / 'client.cnf'}"])
-        result = self.executor.run([self.bin["client"], *options, "-N", "-B", "-e", statements],
-                                   timeout_s=120)
+        options = (
+            ["--no-defaults", f"--socket={self.socket_path}", "-uroot"]
+            if not password
+            else [f"--defaults-file={self._require_instance() / 'client.cnf'}"]
+        )
+        result = self.executor.run(
+            [self.bin["client"], *options, "-N", "-B", "-e", statements], timeout_s=120
+        )
         return str(result.stdout).strip()
 
     def dbapi_target(self) -> dict[str, Any]:
-        return {"dialect": "mysql", "host": self.address, "port": self.port, "user": BENCH_USER,
-                "password": self.secret, "database": DATABASE}
+        return {
+            "dialect": "mysql",
+            "host": self.address,
+            "port": self.port,
+            "user": BENCH_USER,
+            "password": self.secret,
+            "database": DATABASE,
+        }
 
     def sysbench_args(self) -> list[str]:
         options = self._require_instance() / "sysbench.options"
-        return ["--db-driver=mysql", f"--mysql-host={self.address}", f"--mysql-port={self.port}",
-                f"--mysql-user={BENCH_USER}", f"--mysql-db={DATABASE}",
-                f"--config-file={options}"]
+        return [
+            "--db-driver=mysql",
+            f"--mysql-host={self.address}",
+            f"--mysql-port={self.port}",
+            f"--mysql-user={BENCH_USER}",
+            f"--mysql-db={DATABASE}",
+            f"--config-file={options}",
+        ]
 
     def describe(self) -> dict[str, str]:
         return {**super().describe(), "knob_set": self.knob_set, "version": self.version}

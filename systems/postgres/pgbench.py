@@ -30,8 +30,11 @@ def parse_pgbench(output: str) -> dict[str, float]:
     failed = re.search(r"^number of failed transactions: (\d+)", output, re.M)
     if not tps or not latency:
         raise WorkloadError("pgbench output lacks the tps/latency summary", tail(output))
-    return {"tps": float(tps.group(1)), "latency_avg_ms": float(latency.group(1)),
-            "errors": float(failed.group(1)) if failed else 0.0}
+    return {
+        "tps": float(tps.group(1)),
+        "latency_avg_ms": float(latency.group(1)),
+        "errors": float(failed.group(1)) if failed else 0.0,
+    }
 
 
 def log_latencies_ms(log_text: str) -> list[float]:
@@ -55,12 +58,31 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[max(1, math.ceil(q * len(ordered))) - 1]
 
 
-def pgbench_command(binary: str, connection: list[str], *, mode: str, clients: int,
-                    duration_s: float, sampling_rate: float, log_prefix: str) -> list[str]:
+def pgbench_command(
+    binary: str,
+    connection: list[str],
+    *,
+    mode: str,
+    clients: int,
+    duration_s: float,
+    sampling_rate: float,
+    log_prefix: str,
+) -> list[str]:
     """The pgbench run command (no vacuum: the snapshot was vacuumed once at setup)."""
-    command = [binary, *connection, "-n", "-c", str(clients), "-j", str(clients),
-               "-T", str(max(1, round(duration_s))), "-l", f"--log-prefix={log_prefix}",
-               f"--sampling-rate={sampling_rate:g}"]
+    command = [
+        binary,
+        *connection,
+        "-n",
+        "-c",
+        str(clients),
+        "-j",
+        str(clients),
+        "-T",
+        str(max(1, round(duration_s))),
+        "-l",
+        f"--log-prefix={log_prefix}",
+        f"--sampling-rate={sampling_rate:g}",
+    ]
     if mode == "select":
         command.append("-S")
     return [*command, DATABASE]
@@ -69,12 +91,22 @@ def pgbench_command(binary: str, connection: list[str], *, mode: str, clients: i
 class PgBench(Workload):
     """pgbench TPC-B-like or select-only on :class:`PostgresSystem`."""
 
-    metrics = (MetricSpec("tps", "max", "txn/s"), MetricSpec("latency_avg_ms", "min", "ms"),
-               MetricSpec("latency_p95_ms", "min", "ms"),
-               MetricSpec("latency_p99_ms", "min", "ms"), MetricSpec("errors", "min", "count"))
+    metrics = (
+        MetricSpec("tps", "max", "txn/s"),
+        MetricSpec("latency_avg_ms", "min", "ms"),
+        MetricSpec("latency_p95_ms", "min", "ms"),
+        MetricSpec("latency_p99_ms", "min", "ms"),
+        MetricSpec("errors", "min", "count"),
+    )
 
-    def __init__(self, mode: str = "tpcb", duration_s: float = 10.0, clients: int = 2,
-                 scale: int = 10, sampling_rate: float = 0.2) -> None:
+    def __init__(
+        self,
+        mode: str = "tpcb",
+        duration_s: float = 10.0,
+        clients: int = 2,
+        scale: int = 10,
+        sampling_rate: float = 0.2,
+    ) -> None:
         if mode not in ("tpcb", "select"):
             raise ConfigError(f"pgbench mode {mode!r} is unknown; use tpcb or select")
         self.mode = mode
@@ -88,9 +120,19 @@ class PgBench(Workload):
         if not isinstance(system, PostgresSystem):
             raise ConfigError("the pgbench workload runs only on system=postgres")
         try:
-            system.executor.run([system.bin["pgbench"], *system.pgbench_args(), "-i", "-q",
-                                 "-s", str(self.scale), DATABASE], timeout_s=1800,
-                                env=system.client_env())
+            system.executor.run(
+                [
+                    system.bin["pgbench"],
+                    *system.pgbench_args(),
+                    "-i",
+                    "-q",
+                    "-s",
+                    str(self.scale),
+                    DATABASE,
+                ],
+                timeout_s=1800,
+                env=system.client_env(),
+            )
         except ExecutorError as exc:
             raise WorkloadError(f"pgbench -i failed: {exc}") from None
 
@@ -101,27 +143,42 @@ class PgBench(Workload):
         executor = system.executor
         executor.run(["rm", "-rf", str(logs)])
         executor.run(["mkdir", "-p", str(logs)])
-        command = pgbench_command(system.bin["pgbench"], system.pgbench_args(), mode=self.mode,
-                                  clients=self.clients, duration_s=self.duration_s,
-                                  sampling_rate=self.sampling_rate,
-                                  log_prefix=str(logs / "pgbench_log"))
+        command = pgbench_command(
+            system.bin["pgbench"],
+            system.pgbench_args(),
+            mode=self.mode,
+            clients=self.clients,
+            duration_s=self.duration_s,
+            sampling_rate=self.sampling_rate,
+            log_prefix=str(logs / "pgbench_log"),
+        )
         try:
-            result = executor.run(command, timeout_s=limit, check=False, cwd=str(logs),
-                                  env=system.client_env())
+            result = executor.run(
+                command, timeout_s=limit, check=False, cwd=str(logs), env=system.client_env()
+            )
         except CommandTimeout as exc:
-            raise WorkloadTimeout(f"pgbench exceeded {limit:g}s and was killed",
-                                  tail(exc.stdout + exc.stderr)) from None
+            raise WorkloadTimeout(
+                f"pgbench exceeded {limit:g}s and was killed", tail(exc.stdout + exc.stderr)
+            ) from None
         if not result.ok:
-            raise WorkloadError(f"pgbench failed: {result.describe()}",
-                                tail(result.stdout + result.stderr))
+            raise WorkloadError(
+                f"pgbench failed: {result.describe()}", tail(result.stdout + result.stderr)
+            )
         metrics = parse_pgbench(result.stdout)
-        logged = executor.run(["find", str(logs), "-type", "f", "-name", "pgbench_log*",
-                               "-exec", "cat", "{}", "+"], timeout_s=120).stdout
+        logged = executor.run(
+            ["find", str(logs), "-type", "f", "-name", "pgbench_log*", "-exec", "cat", "{}", "+"],
+            timeout_s=120,
+        ).stdout
         latencies = log_latencies_ms(logged)
         metrics["latency_p95_ms"] = _percentile(latencies, 0.95)
         metrics["latency_p99_ms"] = _percentile(latencies, 0.99)
         return metrics
 
     def params(self) -> dict[str, Any]:
-        return {**super().params(), "mode": self.mode, "clients": self.clients,
-                "scale": self.scale, "sampling_rate": self.sampling_rate}
+        return {
+            **super().params(),
+            "mode": self.mode,
+            "clients": self.clients,
+            "scale": self.scale,
+            "sampling_rate": self.sampling_rate,
+        }

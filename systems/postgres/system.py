@@ -39,12 +39,19 @@ CATALOGUE = Path(__file__).with_name("knobs.yaml")
 #: shared_buffers up to 1/2 of RAM (pgtune suggests 1/4; beyond 1/2 the OS cache starves),
 #: effective_cache_size up to 90 %, per-operation work_mem up to 1/32, maintenance 1/8.
 MEMORY_FRACTIONS: dict[str, tuple[float, float]] = {
-    "shared_buffers": (0.5, 256), "effective_cache_size": (0.9, 1024),
-    "work_mem": (1 / 32, 65536), "maintenance_work_mem": (1 / 8, 256),
+    "shared_buffers": (0.5, 256),
+    "effective_cache_size": (0.9, 1024),
+    "work_mem": (1 / 32, 65536),
+    "maintenance_work_mem": (1 / 8, 256),
     "temp_buffers": (1 / 64, 65536),
 }
-_UNIT_BYTES = {"shared_buffers": 2**20, "effective_cache_size": 2**20, "work_mem": 2**10,
-               "maintenance_work_mem": 2**20, "temp_buffers": 2**10}
+_UNIT_BYTES = {
+    "shared_buffers": 2**20,
+    "effective_cache_size": 2**20,
+    "work_mem": 2**10,
+    "maintenance_work_mem": 2**20,
+    "temp_buffers": 2**10,
+}
 #: units PostgreSQL accepts as a suffix of a value in postgresql.conf
 _PG_UNITS = {"kB", "MB", "GB", "TB", "ms", "s", "min", "h", "d"}
 _PG_DIRS = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)  # newest major first
@@ -89,17 +96,23 @@ class PostgresSystem(ServerSystem):
     server_user = _USER
     instance_name = "postgres"
 
-    def __init__(self, knob_set: str = "10", executor: Executor | None = None,
-                 run_as: str | None = None, space: Space | None = None,
-                 stop_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        knob_set: str = "10",
+        executor: Executor | None = None,
+        run_as: str | None = None,
+        space: Space | None = None,
+        stop_timeout_s: float = 60.0,
+    ) -> None:
         super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
         self.knob_set = str(knob_set)
         package = "postgresql"
         # Debian ships initdb, pg_ctl and pgbench in postgresql-<major>, psql in the client.
-        self.bin = {name: find_binary(self.executor, [name], _PG_DIRS, package)
-                    for name in ("initdb", "pg_ctl", "pgbench")}
-        self.bin["psql"] = find_binary(self.executor, ["psql"], _PG_DIRS,
-                                       "postgresql-client")
+        self.bin = {
+            name: find_binary(self.executor, [name], _PG_DIRS, package)
+            for name in ("initdb", "pg_ctl", "pgbench")
+        }
+        self.bin["psql"] = find_binary(self.executor, ["psql"], _PG_DIRS, "postgresql-client")
 
     # -- paths ------------------------------------------------------------------------------
     def log_path(self) -> Path:
@@ -115,36 +128,54 @@ class PostgresSystem(ServerSystem):
         # quotes, where ", $, ` and \ keep their meaning: such a path would be evaluated.
         unsafe = sorted(set('"$`\\') & set(str(self.instance)))
         if unsafe:
-            raise ConfigError(f"postgres: the instance folder {self.instance} contains "
-                              f"{' '.join(unsafe)}, which pg_ctl would pass to a shell; use a "
-                              "results_dir (or host workdir) without them")
+            raise ConfigError(
+                f"postgres: the instance folder {self.instance} contains "
+                f"{' '.join(unsafe)}, which pg_ctl would pass to a shell; use a "
+                "results_dir (or host workdir) without them"
+            )
         self.as_user(["rm", "-rf", str(self.data_dir)])
         pwfile = self.write_secret_file("initdb.pw", self.secret + "\n")
         if self.run_as:
             self.executor.run(["chown", f"{self.run_as}:", str(pwfile)])
         try:
-            self.as_user([self.bin["initdb"], "-D", str(self.data_dir), "-U", _USER,
-                          "--auth=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8",
-                          "--no-sync"], timeout_s=120)
+            self.as_user(
+                [
+                    self.bin["initdb"],
+                    "-D",
+                    str(self.data_dir),
+                    "-U",
+                    _USER,
+                    "--auth=scram-sha-256",
+                    f"--pwfile={pwfile}",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                ],
+                timeout_s=120,
+            )
         finally:
             self.executor.run(["rm", "-f", str(pwfile)], check=False)
         conf = self.data_dir / "postgresql.conf"
         base = self.executor.read_text(conf)
-        base += ("\n# added by the harness: private instance, tuned via tuning.conf\n"
-                 f"listen_addresses = {pg_string(self.address, 'the SUT address')}\n"
-                 f"port = {int(self.port)}\n"
-                 "unix_socket_directories = "
-                 f"{pg_string(self.instance, 'the instance folder')}\n"
-                 "unix_socket_permissions = 0700\n"
-                 f"include_if_exists = {pg_string(self.tuning_path, 'the instance folder')}\n")
+        base += (
+            "\n# added by the harness: private instance, tuned via tuning.conf\n"
+            f"listen_addresses = {pg_string(self.address, 'the SUT address')}\n"
+            f"port = {int(self.port)}\n"
+            "unix_socket_directories = "
+            f"{pg_string(self.instance, 'the instance folder')}\n"
+            "unix_socket_permissions = 0700\n"
+            f"include_if_exists = {pg_string(self.tuning_path, 'the instance folder')}\n"
+        )
         self.executor.write_text(conf, base)
         if not self.loopback:
             # initdb admits loopback only; the load host connects over the SUT's network,
             # with the password like everyone else.
             hba = self.data_dir / "pg_hba.conf"
-            self.executor.write_text(hba, self.executor.read_text(hba) +
-                                     "\n# added by the harness (remote SUT)\n"
-                                     "host all all samenet scram-sha-256\n")
+            self.executor.write_text(
+                hba,
+                self.executor.read_text(hba) + "\n# added by the harness (remote SUT)\n"
+                "host all all samenet scram-sha-256\n",
+            )
         self.write_secret_file("sysbench.options", f"pgsql-password={self.secret}\n")
 
     def _after_first_start(self) -> None:
@@ -162,26 +193,50 @@ class PostgresSystem(ServerSystem):
 
     def _launch(self, timeout_s: float) -> None:
         self.as_user(["truncate", "-s", "0", str(self.log_path())], check=False)
-        command = [self.bin["pg_ctl"], "-D", str(self.data_dir), "-l", str(self.log_path()),
-                   "-w", "-t", str(max(1, int(timeout_s))), "start"]
+        command = [
+            self.bin["pg_ctl"],
+            "-D",
+            str(self.data_dir),
+            "-l",
+            str(self.log_path()),
+            "-w",
+            "-t",
+            str(max(1, int(timeout_s))),
+            "start",
+        ]
         try:
             result = self.as_user(command, check=False, timeout_s=timeout_s + 10)
         except CommandTimeout:
             self._halt()
-            raise SystemStartError(f"postgres was not ready within {timeout_s:g}s",
-                                   self.log_tail()) from None
+            raise SystemStartError(
+                f"postgres was not ready within {timeout_s:g}s", self.log_tail()
+            ) from None
         if not result.ok:
             tail = self.log_tail()
             raise SystemStartError(
                 f"postgres refused to start with this configuration (pg_ctl exited "
                 f"{result.exit_code}); last log line: {tail.splitlines()[-1] if tail else '-'}",
-                tail)
+                tail,
+            )
 
     def _halt(self) -> None:
         pid = self._postmaster_pid()
         grace = self.stop_timeout_s
-        self.as_user([self.bin["pg_ctl"], "-D", str(self.data_dir), "-m", "fast", "-w",
-                      "-t", str(max(1, int(grace))), "stop"], check=False, timeout_s=grace + 30)
+        self.as_user(
+            [
+                self.bin["pg_ctl"],
+                "-D",
+                str(self.data_dir),
+                "-m",
+                "fast",
+                "-w",
+                "-t",
+                str(max(1, int(grace))),
+                "stop",
+            ],
+            check=False,
+            timeout_s=grace + 30,
+        )
         if pid is not None and self.pid_alive(pid):
             # hung or SIGSTOPped: pg_ctl gave up, and a surviving postmaster would hold the
             # port and make the next test fail as if its configuration had crashed
@@ -198,30 +253,61 @@ class PostgresSystem(ServerSystem):
     def _running(self) -> bool:
         if not self.executor.exists(self.data_dir / "postmaster.pid"):
             return False
-        result = self.as_user([self.bin["pg_ctl"], "-D", str(self.data_dir), "status"],
-                              check=False, timeout_s=30)
+        result = self.as_user(
+            [self.bin["pg_ctl"], "-D", str(self.data_dir), "status"], check=False, timeout_s=30
+        )
         return result.exit_code == 0
 
     # -- clients ------------------------------------------------------------------------------
     def psql(self, sql: str, database: str = DATABASE) -> str:
         """Run one SQL command as the superuser and return its unaligned output."""
-        result = self.executor.run([self.bin["psql"], "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-                                    "-h", self.address, "-p", str(self.port), "-U", _USER,
-                                    "-d", database, "-c", sql], timeout_s=120,
-                                   env=self.client_env())
+        result = self.executor.run(
+            [
+                self.bin["psql"],
+                "-X",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                self.address,
+                "-p",
+                str(self.port),
+                "-U",
+                _USER,
+                "-d",
+                database,
+                "-c",
+                sql,
+            ],
+            timeout_s=120,
+            env=self.client_env(),
+        )
         return str(result.stdout).strip()
 
     def client_env(self) -> dict[str, str]:
         return {"PGPASSWORD": self.secret}
 
     def dbapi_target(self) -> dict[str, Any]:
-        return {"dialect": "postgres", "host": self.address, "port": self.port, "user": _USER,
-                "password": self.secret, "database": DATABASE}
+        return {
+            "dialect": "postgres",
+            "host": self.address,
+            "port": self.port,
+            "user": _USER,
+            "password": self.secret,
+            "database": DATABASE,
+        }
 
     def sysbench_args(self) -> list[str]:
         options = self._require_instance() / "sysbench.options"
-        return ["--db-driver=pgsql", f"--pgsql-host={self.address}", f"--pgsql-port={self.port}",
-                f"--pgsql-user={_USER}", f"--pgsql-db={DATABASE}", f"--config-file={options}"]
+        return [
+            "--db-driver=pgsql",
+            f"--pgsql-host={self.address}",
+            f"--pgsql-port={self.port}",
+            f"--pgsql-user={_USER}",
+            f"--pgsql-db={DATABASE}",
+            f"--config-file={options}",
+        ]
 
     def pgbench_args(self) -> list[str]:
         """Connection options for pgbench (the database name goes last on its command line)."""

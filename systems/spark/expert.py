@@ -17,26 +17,38 @@ __all__ = ["manual", "script"]
 
 def manual(space: Space, machine: Machine) -> Config:
     """Hand settings from widely given Spark advice (independent of the job)."""
-    return space.fit({
-        "spark.serializer": "kryo", "spark.sql.shuffle.partitions": 64,
-        "spark.default.parallelism": 8, "spark.driver.memory": 4096,
-        "spark.sql.adaptive.enabled": True, "spark.io.compression.codec": "lz4",
-        "spark.memory.fraction": 0.6, "spark.shuffle.compress": True,
-        "spark.kryoserializer.buffer.max": 128,
-    })
+    return space.fit(
+        {
+            "spark.serializer": "kryo",
+            "spark.sql.shuffle.partitions": 64,
+            "spark.default.parallelism": 8,
+            "spark.driver.memory": 4096,
+            "spark.sql.adaptive.enabled": True,
+            "spark.io.compression.codec": "lz4",
+            "spark.memory.fraction": 0.6,
+            "spark.shuffle.compress": True,
+            "spark.kryoserializer.buffer.max": 128,
+        }
+    )
 
 
 def script(space: Space, machine: Machine) -> Config:
     """Rules of thumb computed from the machine (cores, RAM)."""
     cores = max(1, machine.cores)
-    return space.fit({
-        "local_threads": cores,
-        "spark.default.parallelism": 3 * cores,
-        "spark.sql.shuffle.partitions": 3 * cores,
-        "spark.driver.memory": max(1024, min(machine.ram_mib // 4, 8192)),
-        "spark.memory.fraction": 0.7, "spark.memory.storageFraction": 0.3,
-        "spark.serializer": "kryo", "spark.io.compression.codec": "lz4",
-        "spark.sql.autoBroadcastJoinThreshold": 64, "spark.locality.wait": 0.0,
-        "spark.shuffle.file.buffer": 64, "spark.reducer.maxSizeInFlight": 96,
-        "spark.sql.adaptive.enabled": True,
-    })
+    return space.fit(
+        {
+            "local_threads": cores,
+            "spark.default.parallelism": 3 * cores,
+            "spark.sql.shuffle.partitions": 3 * cores,
+            "spark.driver.memory": max(1024, min(machine.ram_mib // 4, 8192)),
+            "spark.memory.fraction": 0.7,
+            "spark.memory.storageFraction": 0.3,
+            "spark.serializer": "kryo",
+            "spark.io.compression.codec": "lz4",
+            "spark.sql.autoBroadcastJoinThreshold": 64,
+            "spark.locality.wait": 0.0,
+            "spark.shuffle.file.buffer": 64,
+            "spark.reducer.maxSizeInFlight": 96,
+            "spark.sql.adaptive.enabled": True,
+        }
+    )

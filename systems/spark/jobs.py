@@ -26,32 +26,39 @@ def gen_pagerank(spark: SparkSession, out: Path, scale: float, seed: int) -> Non
     edges = spark.range(8 * vertices, numPartitions=4).select(
         F.floor(F.rand(seed) * vertices).cast("long").alias("src"),
         # squared uniform: a skewed in-degree, as in web graphs
-        F.floor(F.pow(F.rand(seed + 1), 2) * vertices).cast("long").alias("dst"))
+        F.floor(F.pow(F.rand(seed + 1), 2) * vertices).cast("long").alias("dst"),
+    )
     edges.where("src != dst").dropDuplicates().write.parquet(str(out / "edges"))
 
 
 def gen_terasort(spark: SparkSession, out: Path, scale: float, seed: int) -> None:
     rows = max(1000, int(500_000 * scale))
     records = spark.range(rows, numPartitions=4).select(
-        F.substring(F.sha2(F.concat_ws(":", F.lit(seed), F.col("id").cast("string")), 256), 1,
-                    10).alias("key"),
-        F.rpad(F.col("id").cast("string"), 90, "x").alias("value"))
+        F.substring(
+            F.sha2(F.concat_ws(":", F.lit(seed), F.col("id").cast("string")), 256), 1, 10
+        ).alias("key"),
+        F.rpad(F.col("id").cast("string"), 90, "x").alias("value"),
+    )
     records.write.parquet(str(out / "records"))
 
 
 def gen_kmeans(spark: SparkSession, out: Path, scale: float, seed: int) -> None:
     rows, dims, centres = max(1000, int(100_000 * scale)), 10, 8
-    columns = [((F.col("id") % centres) * 5.0 + F.randn(seed + j)).alias(f"f{j}")
-               for j in range(dims)]
+    columns = [
+        ((F.col("id") % centres) * 5.0 + F.randn(seed + j)).alias(f"f{j}") for j in range(dims)
+    ]
     spark.range(rows, numPartitions=4).select(*columns).write.parquet(str(out / "points"))
 
 
 def gen_wordcount(spark: SparkSession, out: Path, scale: float, seed: int) -> None:
     lines, vocabulary = max(1000, int(200_000 * scale)), 5000
-    words = [F.concat(F.lit("w"), F.floor(F.pow(F.rand(seed + j), 3) * vocabulary).cast("string"))
-             for j in range(12)]
-    spark.range(lines, numPartitions=4).select(F.concat_ws(" ", *words).alias("value")) \
-        .write.text(str(out / "text"))
+    words = [
+        F.concat(F.lit("w"), F.floor(F.pow(F.rand(seed + j), 3) * vocabulary).cast("string"))
+        for j in range(12)
+    ]
+    spark.range(lines, numPartitions=4).select(F.concat_ws(" ", *words).alias("value")).write.text(
+        str(out / "text")
+    )
 
 
 def gen_join(spark: SparkSession, out: Path, scale: float, seed: int) -> None:
@@ -62,12 +69,15 @@ def gen_join(spark: SparkSession, out: Path, scale: float, seed: int) -> None:
         F.floor(F.rand(seed + 1) * 100).cast("int").alias("avgDuration"),
     ).write.parquet(str(out / "rankings"))
     spark.range(visits, numPartitions=4).select(
-        F.concat(F.lit("ip"), F.floor(F.rand(seed + 2) * visits / 20).cast("string"))
-        .alias("sourceIP"),
-        F.concat(F.lit("url"), F.floor(F.pow(F.rand(seed + 3), 2) * pages).cast("string"))
-        .alias("destURL"),
-        F.date_add(F.lit("1998-01-01").cast("date"), F.floor(F.rand(seed + 4) * 1000)
-                   .cast("int")).alias("visitDate"),
+        F.concat(F.lit("ip"), F.floor(F.rand(seed + 2) * visits / 20).cast("string")).alias(
+            "sourceIP"
+        ),
+        F.concat(F.lit("url"), F.floor(F.pow(F.rand(seed + 3), 2) * pages).cast("string")).alias(
+            "destURL"
+        ),
+        F.date_add(
+            F.lit("1998-01-01").cast("date"), F.floor(F.rand(seed + 4) * 1000).cast("int")
+        ).alias("visitDate"),
         (F.rand(seed + 5) * 100).alias("adRevenue"),
         F.rpad(F.lit("Mozilla/5.0"), 40, "-").alias("userAgent"),
     ).write.parquet(str(out / "uservisits"))
@@ -78,13 +88,21 @@ def run_pagerank(spark: SparkSession, data: Path, out: Path) -> Summary:
     edges = spark.read.parquet(str(data / "edges"))
     degree = edges.groupBy("src").agg(F.count("*").alias("deg"))
     links = edges.join(degree, "src").localCheckpoint()
-    ranks: DataFrame = edges.select(F.col("src").alias("id")).union(
-        edges.select(F.col("dst").alias("id"))).distinct().withColumn("rank", F.lit(1.0))
+    ranks: DataFrame = (
+        edges.select(F.col("src").alias("id"))
+        .union(edges.select(F.col("dst").alias("id")))
+        .distinct()
+        .withColumn("rank", F.lit(1.0))
+    )
     for _ in range(4):
         contribs = links.join(ranks, links.src == ranks.id).select(
-            F.col("dst").alias("id"), (F.col("rank") / F.col("deg")).alias("c"))
-        ranks = contribs.groupBy("id").agg((F.lit(0.15) + F.lit(0.85) * F.sum("c"))
-                                           .alias("rank")).localCheckpoint()
+            F.col("dst").alias("id"), (F.col("rank") / F.col("deg")).alias("c")
+        )
+        ranks = (
+            contribs.groupBy("id")
+            .agg((F.lit(0.15) + F.lit(0.85) * F.sum("c")).alias("rank"))
+            .localCheckpoint()
+        )
     row = ranks.agg(F.count("*").alias("n"), F.sum("rank").alias("total")).first()
     assert row is not None
     return {"vertices": int(row["n"]), "rank_sum": float(row["total"])}
@@ -102,11 +120,18 @@ def run_kmeans(spark: SparkSession, data: Path, out: Path) -> Summary:
     from pyspark.ml.feature import VectorAssembler
 
     points = spark.read.parquet(str(data / "points"))
-    features = VectorAssembler(inputCols=points.columns, outputCol="features") \
-        .transform(points).select("features").cache()
+    features = (
+        VectorAssembler(inputCols=points.columns, outputCol="features")
+        .transform(points)
+        .select("features")
+        .cache()
+    )
     model = KMeans(k=8, maxIter=8, seed=1, initSteps=2).fit(features)
-    return {"points": features.count(), "iterations": model.summary.numIter,
-            "cost": float(model.summary.trainingCost)}
+    return {
+        "points": features.count(),
+        "iterations": model.summary.numIter,
+        "cost": float(model.summary.trainingCost),
+    }
 
 
 def run_wordcount(spark: SparkSession, data: Path, out: Path) -> Summary:
@@ -121,9 +146,13 @@ def run_wordcount(spark: SparkSession, data: Path, out: Path) -> Summary:
 def run_join(spark: SparkSession, data: Path, out: Path) -> Summary:
     rankings = spark.read.parquet(str(data / "rankings"))
     visits = spark.read.parquet(str(data / "uservisits")).where(
-        (F.col("visitDate") >= "1999-01-01") & (F.col("visitDate") < "2000-01-01"))
-    result = visits.join(rankings, visits.destURL == rankings.pageURL).groupBy("sourceIP").agg(
-        F.sum("adRevenue").alias("totalRevenue"), F.avg("pageRank").alias("pageRank"))
+        (F.col("visitDate") >= "1999-01-01") & (F.col("visitDate") < "2000-01-01")
+    )
+    result = (
+        visits.join(rankings, visits.destURL == rankings.pageURL)
+        .groupBy("sourceIP")
+        .agg(F.sum("adRevenue").alias("totalRevenue"), F.avg("pageRank").alias("pageRank"))
+    )
     result.write.mode("overwrite").parquet(str(out / "join"))
     row = spark.read.parquet(str(out / "join")).agg(F.count("*"), F.sum("totalRevenue")).first()
     assert row is not None
@@ -131,8 +160,16 @@ def run_join(spark: SparkSession, data: Path, out: Path) -> Summary:
 
 
 GENERATORS: dict[str, Callable[[SparkSession, Path, float, int], None]] = {
-    "pagerank": gen_pagerank, "terasort": gen_terasort, "kmeans": gen_kmeans,
-    "wordcount": gen_wordcount, "join": gen_join}
+    "pagerank": gen_pagerank,
+    "terasort": gen_terasort,
+    "kmeans": gen_kmeans,
+    "wordcount": gen_wordcount,
+    "join": gen_join,
+}
 JOBS: dict[str, Callable[[SparkSession, Path, Path], Summary]] = {
-    "pagerank": run_pagerank, "terasort": run_terasort, "kmeans": run_kmeans,
-    "wordcount": run_wordcount, "join": run_join}
+    "pagerank": run_pagerank,
+    "terasort": run_terasort,
+    "kmeans": run_kmeans,
+    "wordcount": run_wordcount,
+    "join": run_join,
+}

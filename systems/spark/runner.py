@@ -22,8 +22,7 @@ def main(request_path: str) -> int:
 
     from systems.spark import jobs
 
-    builder = SparkSession.builder.master(request["master"]).appName(
-        f"harness-{request['job']}")
+    builder = SparkSession.builder.master(request["master"]).appName(f"harness-{request['job']}")
     for key, value in request["properties"].items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -34,8 +33,7 @@ def main(request_path: str) -> int:
     data, out = Path(request["data"]), Path(request["out"])
     started = time.perf_counter()
     if request["mode"] == "generate":
-        jobs.GENERATORS[request["job"]](spark, data, float(request["scale"]),
-                                        int(request["seed"]))
+        jobs.GENERATORS[request["job"]](spark, data, float(request["scale"]), int(request["seed"]))
         summary: dict[str, object] = {}
     else:
         summary = jobs.JOBS[request["job"]](spark, data, out)

@@ -52,7 +52,7 @@ def parse_runner(stdout: str) -> RunnerOutput:
         if line.startswith("SPARK_STARTED "):
             started = float(line.split()[1])
         elif line.startswith("SPARK_RESULT "):
-            result = json.loads(line[len("SPARK_RESULT "):])
+            result = json.loads(line[len("SPARK_RESULT ") :])
     return RunnerOutput(started, result)
 
 
@@ -80,8 +80,13 @@ class SparkSystem(System):
     name = "spark"
     kind = "real"
 
-    def __init__(self, knob_set: str = "10", python: str | None = None,
-                 start_timeout_s: float = 90.0, executor: Executor | None = None) -> None:
+    def __init__(
+        self,
+        knob_set: str = "10",
+        python: str | None = None,
+        start_timeout_s: float = 90.0,
+        executor: Executor | None = None,
+    ) -> None:
         super().__init__(load_catalogue(conf.CATALOGUE, str(knob_set)))
         self.knob_set = str(knob_set)
         self.catalogue = conf.full_catalogue()
@@ -102,20 +107,32 @@ class SparkSystem(System):
         """Raise ConfigError naming the fix if pyspark or Java is missing."""
         probe = self.executor.run(
             [self.python, "-c", "import pyspark; print(pyspark.__version__)"],
-            check=False, timeout_s=60)
+            check=False,
+            timeout_s=60,
+        )
         if not probe.ok:
-            raise ConfigError(f"pyspark is not importable by {self.python}: install it with "
-                              "`pip install pyspark` (the project's 'spark' extra)")
+            raise ConfigError(
+                f"pyspark is not importable by {self.python}: install it with "
+                "`pip install pyspark` (the project's 'spark' extra)"
+            )
         self.version = probe.stdout.strip()
         if self.executor.which("java") is None:
-            raise ConfigError("java not found: Spark 4 needs Java 17+ "
-                              "(apt-get install default-jdk-headless)")
+            raise ConfigError(
+                "java not found: Spark 4 needs Java 17+ (apt-get install default-jdk-headless)"
+            )
 
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.check_installed()
         self.root = self.executor.session_dir(Path(workdir)) / "spark"  # remote: host workdir
-        self.executor.run(["mkdir", "-p", str(self.root / "local"), str(self.root / "out"),
-                           str(self.root / "data")])
+        self.executor.run(
+            [
+                "mkdir",
+                "-p",
+                str(self.root / "local"),
+                str(self.root / "out"),
+                str(self.root / "data"),
+            ]
+        )
         self.apply(self.space.default())
         super().setup(workdir, workload)
 
@@ -128,46 +145,78 @@ class SparkSystem(System):
         if self.root is not None:
             self.executor.run(["sh", "-c", 'rm -rf "$0"/local/* "$0"/out/*', str(self.root)])
 
-    def run_request(self, mode: str, job: str, data: Path, timeout_s: float | None,
-                    scale: float = 1.0, seed: int = 0,
-                    properties: dict[str, str] | None = None) -> dict[str, Any]:
+    def run_request(
+        self,
+        mode: str,
+        job: str,
+        data: Path,
+        timeout_s: float | None,
+        scale: float = 1.0,
+        seed: int = 0,
+        properties: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Run the job process; return ``{"started_s", "job_s", "wall_s", "summary"}``."""
         root = self._root()
         request: dict[str, Any] = {
-            "mode": mode, "job": job, "data": str(data), "out": str(root / "out"),
-            "scale": scale, "seed": seed, "master": self.master,
-            "properties": properties if properties is not None else self.properties}
+            "mode": mode,
+            "job": job,
+            "data": str(data),
+            "out": str(root / "out"),
+            "scale": scale,
+            "seed": seed,
+            "master": self.master,
+            "properties": properties if properties is not None else self.properties,
+        }
         request_file = root / f"request-{mode}.json"
         self.executor.write_text(request_file, json.dumps(request, indent=1))
         props = request["properties"]
-        env = {"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": self.python,
-               "PYSPARK_DRIVER_PYTHON": self.python,
-               "SPARK_LOCAL_DIRS": str(props.get("spark.local.dir", root / "local"))}
+        env = {
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "PYSPARK_PYTHON": self.python,
+            "PYSPARK_DRIVER_PYTHON": self.python,
+            "SPARK_LOCAL_DIRS": str(props.get("spark.local.dir", root / "local")),
+        }
         limit = None if timeout_s is None else timeout_s + self.start_timeout_s
         try:
-            result = self.executor.run([self.python, "-m", "systems.spark.runner",
-                                        str(request_file)], env=env, cwd=str(root),
-                                       timeout_s=limit, check=False)
+            result = self.executor.run(
+                [self.python, "-m", "systems.spark.runner", str(request_file)],
+                env=env,
+                cwd=str(root),
+                timeout_s=limit,
+                check=False,
+            )
         except CommandTimeout as exc:
             parsed = parse_runner(exc.stdout)
             if parsed.started_s is None:
-                raise SystemStartError(f"Spark session did not start within {limit:g}s "
-                                       f"({self.master})", _log_tail(exc.stderr)) from None
-            raise WorkloadTimeout(f"Spark {job} exceeded {limit:g}s and was killed",
-                                  _log_tail(exc.stderr)) from None
+                raise SystemStartError(
+                    f"Spark session did not start within {limit:g}s ({self.master})",
+                    _log_tail(exc.stderr),
+                ) from None
+            raise WorkloadTimeout(
+                f"Spark {job} exceeded {limit:g}s and was killed", _log_tail(exc.stderr)
+            ) from None
         except ExecutorError as exc:
             raise WorkloadError(f"cannot run the Spark job process: {exc}") from None
         parsed = parse_runner(result.stdout)
         if parsed.started_s is None:
             cause = java_error(result.stderr) or f"exit {result.exit_code}"
-            raise SystemStartError(f"Spark would not start with this configuration: {cause}",
-                                   _log_tail(result.stderr))
+            raise SystemStartError(
+                f"Spark would not start with this configuration: {cause}", _log_tail(result.stderr)
+            )
         if parsed.result is None or not result.ok:
             cause = java_error(result.stderr) or f"exit {result.exit_code}"
             raise WorkloadError(f"Spark {job} failed: {cause}", _log_tail(result.stderr))
-        return {"started_s": parsed.started_s, "job_s": float(parsed.result["job_s"]),
-                "wall_s": result.duration_s, "summary": parsed.result.get("summary", {})}
+        return {
+            "started_s": parsed.started_s,
+            "job_s": float(parsed.result["job_s"]),
+            "wall_s": result.duration_s,
+            "summary": parsed.result.get("summary", {}),
+        }
 
     def describe(self) -> dict[str, str]:
-        return {**super().describe(), "spark_version": self.version, "knob_set": self.knob_set,
-                "backend": "pyspark local mode (one driver JVM per test), no cluster"}
+        return {
+            **super().describe(),
+            "spark_version": self.version,
+            "knob_set": self.knob_set,
+            "backend": "pyspark local mode (one driver JVM per test), no cluster",
+        }

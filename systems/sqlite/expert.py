@@ -22,14 +22,16 @@ MIB_IN_KIB = 1024
 def manual(space: Space, machine: Machine) -> Config:
     """Published guidance for a fast, single-process SQLite application."""
     del machine  # the guidance is the same on every machine
-    return space.fit({
-        "journal_mode": "wal",
-        "synchronous": "normal",
-        "cache_size": 64 * MIB_IN_KIB,
-        "mmap_size": 256,
-        "temp_store": "memory",
-        "wal_autocheckpoint": 1000,
-    })
+    return space.fit(
+        {
+            "journal_mode": "wal",
+            "synchronous": "normal",
+            "cache_size": 64 * MIB_IN_KIB,
+            "mmap_size": 256,
+            "temp_store": "memory",
+            "wal_autocheckpoint": 1000,
+        }
+    )
 
 
 def script(space: Space, machine: Machine) -> Config:
@@ -44,12 +46,14 @@ def script(space: Space, machine: Machine) -> Config:
     mmap_mib = 0
     while machine.ram_mib >= 16 and (mmap_mib or 1) * 4 <= machine.ram_mib / 16:
         mmap_mib = (mmap_mib or 1) * 4
-    return space.fit({
-        "journal_mode": "wal",
-        "synchronous": "normal",
-        "cache_size": cache_kib,
-        "mmap_size": mmap_mib,
-        "temp_store": "memory" if machine.ram_mib >= 4096 else "default",
-        "wal_autocheckpoint": 4000,
-        "threads": min(max(machine.cores - 1, 0), 8),
-    })
+    return space.fit(
+        {
+            "journal_mode": "wal",
+            "synchronous": "normal",
+            "cache_size": cache_kib,
+            "mmap_size": mmap_mib,
+            "temp_store": "memory" if machine.ram_mib >= 4096 else "default",
+            "wal_autocheckpoint": 4000,
+            "threads": min(max(machine.cores - 1, 0), 8),
+        }
+    )

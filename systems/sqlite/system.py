@@ -121,16 +121,24 @@ class SQLiteSystem(System):
             _remove_database(target)
             shutil.copyfile(source, target)
             _fsync(target)
-            actual = _effective(target, self.connection_pragmas(),
-                                list(pragmas.expected_readback(config, self.space, self.defaults)))
+            actual = _effective(
+                target,
+                self.connection_pragmas(),
+                list(pragmas.expected_readback(config, self.space, self.defaults)),
+            )
         except (sqlite3.Error, OSError, ValueError) as exc:
-            raise SystemStartError(f"SQLite rejected the configuration {config}: "
-                                   f"{type(exc).__name__}: {exc}", log_tail=str(exc)) from None
+            raise SystemStartError(
+                f"SQLite rejected the configuration {config}: {type(exc).__name__}: {exc}",
+                log_tail=str(exc),
+            ) from None
         problems = pragmas.mismatches(
-            pragmas.expected_readback(config, self.space, self.defaults), actual)
+            pragmas.expected_readback(config, self.space, self.defaults), actual
+        )
         if problems:
-            raise SystemStartError("SQLite does not honour this configuration: "
-                                   + "; ".join(problems), log_tail="\n".join(problems))
+            raise SystemStartError(
+                "SQLite does not honour this configuration: " + "; ".join(problems),
+                log_tail="\n".join(problems),
+            )
         self.last_setup_s = time.perf_counter() - started
 
     def stop(self) -> None:
@@ -146,13 +154,32 @@ class SQLiteSystem(System):
         """The argument list that runs one benchmark on the test database (no shell)."""
         if self.rows is None:
             raise SystemStartError("no data: the workload's prepare() did not run (setup first)")
-        return [self.python, "-I", str(WORKER), "run", "--db", str(self.database),
-                "--mix", mix, "--duration", f"{duration_s:g}", "--rows", str(self.rows),
-                "--seed", str(seed), "--pragmas", json.dumps(self.connection_pragmas())]
+        return [
+            self.python,
+            "-I",
+            str(WORKER),
+            "run",
+            "--db",
+            str(self.database),
+            "--mix",
+            mix,
+            "--duration",
+            f"{duration_s:g}",
+            "--rows",
+            str(self.rows),
+            "--seed",
+            str(seed),
+            "--pragmas",
+            json.dumps(self.connection_pragmas()),
+        ]
 
     def describe(self) -> dict[str, str]:
-        return {**super().describe(), "sqlite_version": sqlite3.sqlite_version,
-                "knob_set": self.knob_set, "backend": "python stdlib sqlite3"}
+        return {
+            **super().describe(),
+            "sqlite_version": sqlite3.sqlite_version,
+            "knob_set": self.knob_set,
+            "backend": "python stdlib sqlite3",
+        }
 
 
 def _remove_database(path: Path) -> None:

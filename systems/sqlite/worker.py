@@ -71,8 +71,10 @@ def build(path: str, rows: int, seed: int, page_size: int, auto_vacuum: str) -> 
         conn.execute(pragma_sql("synchronous", "OFF"))
         conn.execute(pragma_sql("cache_size", "-65536"))
         conn.execute("BEGIN")
-        conn.execute(f"CREATE TABLE {TABLE} (id INTEGER PRIMARY KEY, k INTEGER NOT NULL DEFAULT 0,"
-                     " c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '')")
+        conn.execute(
+            f"CREATE TABLE {TABLE} (id INTEGER PRIMARY KEY, k INTEGER NOT NULL DEFAULT 0,"
+            " c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '')"
+        )
         conn.executemany(f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?)", _rows(rows, seed))
         conn.execute(f"CREATE INDEX k_1 ON {TABLE}(k)")
         conn.execute("COMMIT")
@@ -95,8 +97,14 @@ def _percentile(ordered: Sequence[float], fraction: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
-def run(path: str, pragmas: Sequence[tuple[str, str]], mix: str, duration_s: float, rows: int,
-        seed: int) -> dict[str, object]:
+def run(
+    path: str,
+    pragmas: Sequence[tuple[str, str]],
+    mix: str,
+    duration_s: float,
+    rows: int,
+    seed: int,
+) -> dict[str, object]:
     """Run the OLTP mix for ``duration_s`` seconds and return the result record."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"database {path} does not exist (build it first)")
@@ -106,10 +114,12 @@ def run(path: str, pragmas: Sequence[tuple[str, str]], mix: str, duration_s: flo
     write = mix == "readwrite"
     rng = random.Random(seed)
     point = f"SELECT c FROM {TABLE} WHERE id=?"
-    ranges = (f"SELECT c FROM {TABLE} WHERE id BETWEEN ? AND ?",
-              f"SELECT SUM(k) FROM {TABLE} WHERE id BETWEEN ? AND ?",
-              f"SELECT c FROM {TABLE} WHERE id BETWEEN ? AND ? ORDER BY c",
-              f"SELECT DISTINCT c FROM {TABLE} WHERE id BETWEEN ? AND ? ORDER BY c")
+    ranges = (
+        f"SELECT c FROM {TABLE} WHERE id BETWEEN ? AND ?",
+        f"SELECT SUM(k) FROM {TABLE} WHERE id BETWEEN ? AND ?",
+        f"SELECT c FROM {TABLE} WHERE id BETWEEN ? AND ? ORDER BY c",
+        f"SELECT DISTINCT c FROM {TABLE} WHERE id BETWEEN ? AND ? ORDER BY c",
+    )
     latencies: list[float] = []
     queries = errors = 0
     first_error = ""
@@ -131,13 +141,21 @@ def run(path: str, pragmas: Sequence[tuple[str, str]], mix: str, duration_s: flo
                 done += 1
             if write:
                 conn.execute(f"UPDATE {TABLE} SET k=k+1 WHERE id=?", (rng.randint(1, rows),))
-                conn.execute(f"UPDATE {TABLE} SET c=? WHERE id=?",
-                             (rng.randbytes(60).hex(), rng.randint(1, rows)))
+                conn.execute(
+                    f"UPDATE {TABLE} SET c=? WHERE id=?",
+                    (rng.randbytes(60).hex(), rng.randint(1, rows)),
+                )
                 victim = rng.randint(1, rows)
                 conn.execute(f"DELETE FROM {TABLE} WHERE id=?", (victim,))
-                conn.execute(f"INSERT INTO {TABLE} (id, k, c, pad) VALUES (?, ?, ?, ?)",
-                             (victim, rng.randint(1, rows), rng.randbytes(60).hex(),
-                              rng.randbytes(30).hex()))
+                conn.execute(
+                    f"INSERT INTO {TABLE} (id, k, c, pad) VALUES (?, ?, ?, ?)",
+                    (
+                        victim,
+                        rng.randint(1, rows),
+                        rng.randbytes(60).hex(),
+                        rng.randbytes(30).hex(),
+                    ),
+                )
                 done += 4
             conn.execute("COMMIT")
             queries += done
@@ -151,14 +169,19 @@ def run(path: str, pragmas: Sequence[tuple[str, str]], mix: str, duration_s: flo
                     conn.execute("ROLLBACK")
             now = time.perf_counter()
     elapsed = now - started
-    effective = {name: conn.execute(f"PRAGMA {name}").fetchone() for name, _ in pragmas
-                 if _NAME.match(name)}
+    effective = {
+        name: conn.execute(f"PRAGMA {name}").fetchone() for name, _ in pragmas if _NAME.match(name)
+    }
     conn.close()
     latencies.sort()
     committed = len(latencies)
     return {
-        "mix": mix, "sqlite_version": sqlite3.sqlite_version, "run_s": elapsed,
-        "transactions": committed, "queries": queries, "errors": errors,
+        "mix": mix,
+        "sqlite_version": sqlite3.sqlite_version,
+        "run_s": elapsed,
+        "transactions": committed,
+        "queries": queries,
+        "errors": errors,
         "tps": committed / elapsed if elapsed > 0 else 0.0,
         "qps": queries / elapsed if elapsed > 0 else 0.0,
         "latency_avg_ms": 1000.0 * sum(latencies) / committed if committed else 0.0,

@@ -40,8 +40,15 @@ METRICS = (
 )
 
 #: Worker fields that become metrics (setup_s comes from the adapter, not the worker).
-_FIELDS = ("tps", "qps", "latency_avg_ms", "latency_p95_ms", "latency_p99_ms", "errors",
-           "transactions")
+_FIELDS = (
+    "tps",
+    "qps",
+    "latency_avg_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "errors",
+    "transactions",
+)
 
 
 def parse_output(stdout: str, max_error_rate: float = 0.01) -> dict[str, float]:
@@ -68,16 +75,22 @@ def parse_output(stdout: str, max_error_rate: float = 0.01) -> dict[str, float]:
     metrics: dict[str, float] = {}
     for field in _FIELDS:
         value = record.get(field)
-        if isinstance(value, bool) or not isinstance(value, int | float) \
-                or not math.isfinite(value):
-            raise WorkloadError(f"the SQLite worker's result lacks a numeric {field!r}",
-                                tail(stdout))
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise WorkloadError(
+                f"the SQLite worker's result lacks a numeric {field!r}", tail(stdout)
+            )
         metrics[field] = float(value)
     attempted = metrics["transactions"] + metrics["errors"]
     if metrics["transactions"] <= 0 or metrics["errors"] > max_error_rate * attempted:
         first = record.get("first_error") or "no error reported"
-        raise WorkloadError(f"{int(metrics['errors'])} of {int(attempted)} transactions failed "
-                            f"(first: {first})", tail(stdout))
+        raise WorkloadError(
+            f"{int(metrics['errors'])} of {int(attempted)} transactions failed (first: {first})",
+            tail(stdout),
+        )
     return metrics
 
 
@@ -90,9 +103,14 @@ class SQLiteOLTP(Workload):
 
     metrics = METRICS
 
-    def __init__(self, mix: Literal["readonly", "readwrite"] = "readwrite",
-                 duration_s: float = 4.5, rows: int = 100_000, seed: int = 0,
-                 executor: Executor | None = None) -> None:
+    def __init__(
+        self,
+        mix: Literal["readonly", "readwrite"] = "readwrite",
+        duration_s: float = 4.5,
+        rows: int = 100_000,
+        seed: int = 0,
+        executor: Executor | None = None,
+    ) -> None:
         if mix not in ("readonly", "readwrite"):
             raise ValueError(f"unknown SQLite mix {mix!r}; use readonly or readwrite")
         if duration_s <= 0 or rows < 200:
@@ -106,8 +124,10 @@ class SQLiteOLTP(Workload):
 
     def prepare(self, system: System, workdir: Path) -> None:
         if not isinstance(system, SQLiteSystem):
-            raise TypeError(f"the SQLite {self.mix} workload runs only on the sqlite system, "
-                            f"not {system.name!r}")
+            raise TypeError(
+                f"the SQLite {self.mix} workload runs only on the sqlite system, "
+                f"not {system.name!r}"
+            )
         system.use_data(self.rows, self.seed)
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
@@ -116,13 +136,17 @@ class SQLiteOLTP(Workload):
         try:
             result = self.executor.run(command, timeout_s=timeout_s, check=False)
         except CommandTimeout as exc:
-            raise WorkloadTimeout(f"SQLite {self.mix} run exceeded {timeout_s:g}s and was "
-                                  "killed", tail(exc.stderr or exc.stdout)) from None
+            raise WorkloadTimeout(
+                f"SQLite {self.mix} run exceeded {timeout_s:g}s and was killed",
+                tail(exc.stderr or exc.stdout),
+            ) from None
         except ExecutorError as exc:
             raise WorkloadError(f"cannot run the SQLite worker: {exc}") from None
         if not result.ok:
-            raise WorkloadError(f"the SQLite worker exited {result.exit_code}",
-                                tail(result.stderr or result.stdout))
+            raise WorkloadError(
+                f"the SQLite worker exited {result.exit_code}",
+                tail(result.stderr or result.stdout),
+            )
         metrics = parse_output(result.stdout)
         metrics["setup_s"] = system.last_setup_s
         return metrics

@@ -45,11 +45,24 @@ def _terms(u: np.ndarray) -> np.ndarray:
     window = np.where((u[:, 6] >= 0.02) & (u[:, 6] <= 0.12), 1.0, 0.25 + 0.3 * u[:, 6])
     saturating = (1.0 - np.exp(-5.0 * u[:, 7])) / (1.0 - np.exp(-5.0))
     weak = 1.0 - (u[:, 8] - 0.5) ** 2 * 4.0
-    terms = [plateau, interaction, enum, compression_pays, multimodal, window, saturating, weak,
-             np.clip(1.0 - np.abs(u[:, 9] - 0.3), 0.0, 1.0)]
+    terms = [
+        plateau,
+        interaction,
+        enum,
+        compression_pays,
+        multimodal,
+        window,
+        saturating,
+        weak,
+        np.clip(1.0 - np.abs(u[:, 9] - 0.3), 0.0, 1.0),
+    ]
     if u.shape[1] >= 30:
-        pair = np.exp(-(((u[:, 10] - 0.8) / 0.3) ** 2 + ((u[:, 11] - 0.2 - 0.5 * (u[:, 10] - 0.8))
-                                                          / 0.2) ** 2))
+        pair = np.exp(
+            -(
+                ((u[:, 10] - 0.8) / 0.3) ** 2
+                + ((u[:, 11] - 0.2 - 0.5 * (u[:, 10] - 0.8)) / 0.2) ** 2
+            )
+        )
         step = np.where(u[:, 12] > 0.6, 1.0, 0.3)
         valley = 1.0 - np.abs(u[:, 13] - 0.4)
         inert = 1.0 - np.mean((u[:, 14:30] - 0.5) ** 2, axis=1) * 4.0

@@ -25,8 +25,9 @@ class SyntheticSystem(System):
 
     kind = "synthetic"
 
-    def __init__(self, knob_set: str = "10", noise: float = 0.0, delay_s: float = 0.0,
-                 noise_seed: int = 0) -> None:
+    def __init__(
+        self, knob_set: str = "10", noise: float = 0.0, delay_s: float = 0.0, noise_seed: int = 0
+    ) -> None:
         super().__init__(load_catalogue(CATALOGUE, str(knob_set)))
         self.name = f"synthetic{self.space.dim}"
         self.noise = float(noise)
@@ -44,7 +45,8 @@ class SyntheticSystem(System):
         if function.crashes(self._point)[0]:
             raise SystemStartError(
                 "synthetic server refused to start: buffer_pool_mb exceeds available memory",
-                log_tail="FATAL: cannot allocate buffer pool")
+                log_tail="FATAL: cannot allocate buffer pool",
+            )
         self.running = True
 
     def stop(self) -> None:
@@ -59,7 +61,7 @@ class SyntheticSystem(System):
         # Latency rises with worker threads and falls with throughput: a realistic conflict
         # for constrained objectives (more workers can add throughput but hurt p99).
         workers = self._point[6]
-        p99 = 2.0 + 60.0 * workers ** 2 + 4000.0 / (relative * PEAK_THROUGHPUT / 10.0)
+        p99 = 2.0 + 60.0 * workers**2 + 4000.0 / (relative * PEAK_THROUGHPUT / 10.0)
         return {"throughput": relative * PEAK_THROUGHPUT, "latency_p99_ms": float(p99)}
 
     def known_optimum(self) -> tuple[Config, float]:

@@ -19,12 +19,23 @@ __all__ = ["manual", "script"]
 def manual(space: Space, machine: Machine) -> Config:
     """Hand settings from widely given Tomcat advice (independent of the workload)."""
     heap = max(256, min(machine.ram_mib // 4, 4096))
-    return space.fit({
-        "maxThreads": 400, "minSpareThreads": 25, "acceptCount": 200,
-        "maxConnections": 10000, "maxKeepAliveRequests": 200, "keepAliveTimeout": 30000,
-        "connectionTimeout": 20000, "compression": "on", "compressionMinSize": 2048,
-        "protocol": "nio", "jvm.heap_mb": heap, "jvm.heap_prealloc": True, "jvm.gc": "G1",
-    })
+    return space.fit(
+        {
+            "maxThreads": 400,
+            "minSpareThreads": 25,
+            "acceptCount": 200,
+            "maxConnections": 10000,
+            "maxKeepAliveRequests": 200,
+            "keepAliveTimeout": 30000,
+            "connectionTimeout": 20000,
+            "compression": "on",
+            "compressionMinSize": 2048,
+            "protocol": "nio",
+            "jvm.heap_mb": heap,
+            "jvm.heap_prealloc": True,
+            "jvm.gc": "G1",
+        }
+    )
 
 
 def script(space: Space, machine: Machine) -> Config:
@@ -32,11 +43,21 @@ def script(space: Space, machine: Machine) -> Config:
     cores = max(1, machine.cores)
     threads = 4 * cores  # CPU-bound pages: a few threads per core avoid context switching
     heap = max(256, min(machine.ram_mib // 8, 2048))
-    return space.fit({
-        "maxThreads": threads, "minSpareThreads": threads, "acceptCount": 100,
-        "maxConnections": 2048, "maxKeepAliveRequests": 1000, "keepAliveTimeout": 20000,
-        "compression": "off",  # gzip costs CPU the load generator needs on a small machine
-        "processorCache": threads, "accessLog": False, "jvm.heap_mb": heap,
-        "jvm.heap_prealloc": True, "jvm.gc": "Parallel" if cores <= 2 else "G1",
-        "jvm.parallel_gc_threads": cores, "jvm.tiered_compilation": True,
-    })
+    return space.fit(
+        {
+            "maxThreads": threads,
+            "minSpareThreads": threads,
+            "acceptCount": 100,
+            "maxConnections": 2048,
+            "maxKeepAliveRequests": 1000,
+            "keepAliveTimeout": 20000,
+            "compression": "off",  # gzip costs CPU the load generator needs on a small machine
+            "processorCache": threads,
+            "accessLog": False,
+            "jvm.heap_mb": heap,
+            "jvm.heap_prealloc": True,
+            "jvm.gc": "Parallel" if cores <= 2 else "G1",
+            "jvm.parallel_gc_threads": cores,
+            "jvm.tiered_compilation": True,
+        }
+    )

@@ -24,8 +24,10 @@ SERVLETS = ("CpuServlet.java", "PageServlet.java")
 
 def stylesheet() -> str:
     """A small (~2 KiB) stylesheet."""
-    rules = [f".c{i} {{ margin: {i % 7}px; padding: {i % 5}px; "
-             f"color: #{i * 4099 % 0xFFFFFF:06x}; }}" for i in range(40)]
+    rules = [
+        f".c{i} {{ margin: {i % 7}px; padding: {i % 5}px; color: #{i * 4099 % 0xFFFFFF:06x}; }}"
+        for i in range(40)
+    ]
     return "body { font-family: sans-serif; }\n" + "\n".join(rules) + "\n"
 
 
@@ -53,8 +55,20 @@ def build(executor: Executor, root: Path, servlet_jar: str) -> None:
         executor.write_text(src / name, (SOURCES / name).read_text())
     if not executor.exists(servlet_jar):
         raise ConfigError(f"servlet API jar {servlet_jar} not found (is tomcat10 installed?)")
-    result = executor.run(["javac", "-encoding", "UTF-8", "-cp", servlet_jar, "-d", str(classes),
-                           *(str(src / name) for name in SERVLETS)], check=False, timeout_s=120)
+    result = executor.run(
+        [
+            "javac",
+            "-encoding",
+            "UTF-8",
+            "-cp",
+            servlet_jar,
+            "-d",
+            str(classes),
+            *(str(src / name) for name in SERVLETS),
+        ],
+        check=False,
+        timeout_s=120,
+    )
     if not result.ok:
         raise ConfigError(f"cannot compile the test web application: {result.describe()}")
     log.info("built the Tomcat test web application in %.1fs", result.duration_s)

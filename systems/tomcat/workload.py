@@ -34,8 +34,9 @@ def parse_wrk(output: str) -> dict[str, float]:
     """
     line = next((ln for ln in output.splitlines() if ln.startswith(MARKER)), None)
     if line is None:
-        raise WorkloadError("wrk printed no HARNESS_RESULT line (did the Lua script load?)",
-                            tail(output))
+        raise WorkloadError(
+            "wrk printed no HARNESS_RESULT line (did the Lua script load?)", tail(output)
+        )
     fields = {}
     for item in line.split()[1:]:
         key, _, value = item.partition("=")
@@ -45,8 +46,9 @@ def parse_wrk(output: str) -> dict[str, float]:
     # wrk counts non-2xx/3xx responses among the requests (err_status); socket errors are extra.
     good = fields["requests"] - fields["err_status"]
     if good <= 0 or seconds <= 0:
-        raise WorkloadError(f"no successful request in {seconds:.1f}s ({errors:g} errors)",
-                            tail(output))
+        raise WorkloadError(
+            f"no successful request in {seconds:.1f}s ({errors:g} errors)", tail(output)
+        )
     return {
         "requests_per_s": good / seconds,
         "latency_avg_ms": fields["lat_mean_us"] / 1000.0,
@@ -60,14 +62,22 @@ class WebExploration(Workload):
     """wrk with ``threads`` threads and ``connections`` visitor connections for ``duration_s``."""
 
     name = "explore"
-    metrics = (MetricSpec("requests_per_s", "max", "req/s"),
-               MetricSpec("latency_avg_ms", "min", "ms"),
-               MetricSpec("latency_p99_ms", "min", "ms"),
-               MetricSpec("errors", "min", "count"),
-               MetricSpec("transfer_mib_per_s", "max", "MiB/s"))
+    metrics = (
+        MetricSpec("requests_per_s", "max", "req/s"),
+        MetricSpec("latency_avg_ms", "min", "ms"),
+        MetricSpec("latency_p99_ms", "min", "ms"),
+        MetricSpec("errors", "min", "count"),
+        MetricSpec("transfer_mib_per_s", "max", "MiB/s"),
+    )
 
-    def __init__(self, duration_s: float = 10.0, warmup_s: float = 2.0, threads: int = 2,
-                 connections: int = 32, request_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        duration_s: float = 10.0,
+        warmup_s: float = 2.0,
+        threads: int = 2,
+        connections: int = 32,
+        request_timeout_s: float = 5.0,
+    ) -> None:
         self.duration_s = float(duration_s)
         self.warmup_s = float(warmup_s)
         self.threads = int(threads)
@@ -81,8 +91,9 @@ class WebExploration(Workload):
         if not isinstance(system, TomcatSystem):
             raise ConfigError("the explore workload runs only on the tomcat system")
         if system.executor.which("wrk") is None:
-            raise ConfigError(f"on {system.executor.host}: wrk not found: install it with "
-                              "`apt-get install wrk`")
+            raise ConfigError(
+                f"on {system.executor.host}: wrk not found: install it with `apt-get install wrk`"
+            )
         # Next to the Tomcat base on the SUT host, where wrk runs (``workdir`` is local).
         self.script = system.folder / "explore.lua"
         system.executor.write_text(self.script, SCRIPT.read_text())
@@ -91,18 +102,25 @@ class WebExploration(Workload):
         from systems.tomcat.system import TomcatSystem
 
         assert isinstance(system, TomcatSystem) and self.script is not None
-        command = ["wrk", f"-t{self.threads}", f"-c{max(self.connections, self.threads)}",
-                   f"-d{max(1, math.ceil(seconds))}s",
-                   f"--timeout={max(1, math.ceil(self.request_timeout_s))}s",
-                   "-s", str(self.script), system.url + "/"]
+        command = [
+            "wrk",
+            f"-t{self.threads}",
+            f"-c{max(self.connections, self.threads)}",
+            f"-d{max(1, math.ceil(seconds))}s",
+            f"--timeout={max(1, math.ceil(self.request_timeout_s))}s",
+            "-s",
+            str(self.script),
+            system.url + "/",
+        ]
         limit = seconds + self.request_timeout_s + 20.0
         if timeout_s is not None:
             limit = min(limit, timeout_s)
         try:
             result = system.executor.run(command, timeout_s=limit, check=False)
         except CommandTimeout as exc:
-            raise WorkloadTimeout(f"wrk did not finish within {limit:g}s",
-                                  tail(exc.stdout + exc.stderr)) from None
+            raise WorkloadTimeout(
+                f"wrk did not finish within {limit:g}s", tail(exc.stdout + exc.stderr)
+            ) from None
         if not result.ok:
             raise WorkloadError(f"wrk failed: {result.describe()}", tail(result.stdout))
         return result.stdout
@@ -111,10 +129,18 @@ class WebExploration(Workload):
         if self.warmup_s > 0:
             self._wrk(system, self.warmup_s, timeout_s)
         metrics = parse_wrk(self._wrk(system, self.duration_s, timeout_s))
-        log.info("explore: %.0f req/s, p99 %.1f ms, %g errors", metrics["requests_per_s"],
-                 metrics["latency_p99_ms"], metrics["errors"])
+        log.info(
+            "explore: %.0f req/s, p99 %.1f ms, %g errors",
+            metrics["requests_per_s"],
+            metrics["latency_p99_ms"],
+            metrics["errors"],
+        )
         return metrics
 
     def params(self) -> dict[str, object]:
-        return {**super().params(), "warmup_s": self.warmup_s, "threads": self.threads,
-                "connections": self.connections}
+        return {
+            **super().params(),
+            "warmup_s": self.warmup_s,
+            "threads": self.threads,
+            "connections": self.connections,
+        }

@@ -47,14 +47,17 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     return float(sorted_values[rank - 1])
 
 
-def summarize(records: Sequence[Record], elapsed_s: float,
-              error_samples: Sequence[str] = ()) -> dict[str, Any]:
+def summarize(
+    records: Sequence[Record], elapsed_s: float, error_samples: Sequence[str] = ()
+) -> dict[str, Any]:
     """Aggregate the clients' records into the metrics and per-type counts."""
     done = sorted(latency for _, latency, outcome in records if outcome != "error")
-    committed_new = sum(1 for kind, _, outcome in records
-                        if kind == "new_order" and outcome == "ok")
-    per_type = {kind: sum(1 for k, _, o in records if k == kind and o != "error")
-                for kind in TRANSACTIONS}
+    committed_new = sum(
+        1 for kind, _, outcome in records if kind == "new_order" and outcome == "ok"
+    )
+    per_type = {
+        kind: sum(1 for k, _, o in records if k == kind and o != "error") for kind in TRANSACTIONS
+    }
     elapsed = max(elapsed_s, 1e-9)
     metrics = {
         "tpmC": committed_new * 60.0 / elapsed,
@@ -65,20 +68,25 @@ def summarize(records: Sequence[Record], elapsed_s: float,
         "errors": float(sum(1 for _, _, outcome in records if outcome == "error")),
         "rollbacks": float(sum(1 for _, _, outcome in records if outcome == "rollback")),
     }
-    return {"metrics": metrics, "counts": per_type, "elapsed_s": elapsed_s,
-            "error_samples": list(error_samples)[:5]}
+    return {
+        "metrics": metrics,
+        "counts": per_type,
+        "elapsed_s": elapsed_s,
+        "error_samples": list(error_samples)[:5],
+    }
 
 
 def parse_summary(output: str) -> dict[str, Any]:
     """The summary the ``run`` command printed (the last line starting with the prefix)."""
     for line in reversed(output.splitlines()):
         if line.startswith(SUMMARY_PREFIX):
-            return dict(json.loads(line[len(SUMMARY_PREFIX):]))
+            return dict(json.loads(line[len(SUMMARY_PREFIX) :]))
     raise ValueError("no TPC-C summary line in the driver output")
 
 
-def _client(target: Mapping[str, Any], scale: Scale, client: int, deadline: float,
-            seed: int) -> tuple[list[Record], list[str]]:
+def _client(
+    target: Mapping[str, Any], scale: Scale, client: int, deadline: float, seed: int
+) -> tuple[list[Record], list[str]]:
     """One terminal: a home warehouse/district, transactions back to back until ``deadline``."""
     dialect = dialect_of(target)
     conn = connect(target)
@@ -111,14 +119,16 @@ def _client(target: Mapping[str, Any], scale: Scale, client: int, deadline: floa
     return records, samples
 
 
-def run_clients(target: Mapping[str, Any], scale: Scale, clients: int, duration_s: float,
-                seed: int = 0) -> dict[str, Any]:
+def run_clients(
+    target: Mapping[str, Any], scale: Scale, clients: int, duration_s: float, seed: int = 0
+) -> dict[str, Any]:
     """Run ``clients`` terminal processes for ``duration_s`` and summarise them."""
     started = time.time()
     deadline = started + duration_s
     with ProcessPoolExecutor(max_workers=clients) as pool:
-        futures = [pool.submit(_client, dict(target), scale, i, deadline, seed)
-                   for i in range(clients)]
+        futures = [
+            pool.submit(_client, dict(target), scale, i, deadline, seed) for i in range(clients)
+        ]
         results = [f.result() for f in futures]
     elapsed = max(time.time() - started, duration_s)
     records = [r for recs, _ in results for r in recs]
@@ -127,20 +137,23 @@ def run_clients(target: Mapping[str, Any], scale: Scale, clients: int, duration_
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m systems.tpcc.driver",
-                                     description="TPC-C loader and driver (DB-API)")
+    parser = argparse.ArgumentParser(
+        prog="python -m systems.tpcc.driver", description="TPC-C loader and driver (DB-API)"
+    )
     parser.add_argument("action", choices=["load", "run"])
     parser.add_argument("--target", required=True, help="JSON connection description")
     parser.add_argument("--warehouses", type=int, default=1)
     parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--customers", type=int, default=3_000,
-                        help="customers (and initial orders) per district")
+    parser.add_argument(
+        "--customers", type=int, default=3_000, help="customers (and initial orders) per district"
+    )
     parser.add_argument("--clients", type=int, default=2)
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
+    )
     target = json.loads(args.target)
     scale = Scale(args.warehouses, args.items, args.customers)
     if args.action == "load":

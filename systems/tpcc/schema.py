@@ -29,8 +29,10 @@ class Scale:
 
     def __post_init__(self) -> None:
         if self.warehouses < 1 or self.items < 100 or self.customers < 30:
-            raise ConfigError(f"TPC-C scale too small: {self} (need warehouses >= 1, "
-                              "items >= 100, customers >= 30)")
+            raise ConfigError(
+                f"TPC-C scale too small: {self} (need warehouses >= 1, "
+                "items >= 100, customers >= 30)"
+            )
 
     @property
     def new_orders(self) -> int:
@@ -43,8 +45,17 @@ class Scale:
         return min(1000, self.customers)
 
 
-TABLES = ("warehouse", "district", "customer", "history", "new_order", "orders", "order_line",
-          "item", "stock")
+TABLES = (
+    "warehouse",
+    "district",
+    "customer",
+    "history",
+    "new_order",
+    "orders",
+    "order_line",
+    "item",
+    "stock",
+)
 
 _DDL = """
 CREATE TABLE warehouse (
@@ -127,8 +138,10 @@ def dialect_of(target: Mapping[str, Any]) -> Dialect:
     try:
         return _DIALECTS[str(target["dialect"])]
     except KeyError:
-        raise ConfigError(f"TPC-C: unknown database dialect in {dict(target)!r}; "
-                          f"use one of {', '.join(_DIALECTS)}") from None
+        raise ConfigError(
+            f"TPC-C: unknown database dialect in {dict(target)!r}; "
+            f"use one of {', '.join(_DIALECTS)}"
+        ) from None
 
 
 def connect(target: Mapping[str, Any]) -> Any:
@@ -141,20 +154,31 @@ def connect(target: Mapping[str, Any]) -> Any:
     if dialect == "postgres":
         import psycopg
 
-        return psycopg.connect(host=target["host"], port=int(target["port"]),
-                               user=target["user"], password=target.get("password") or None,
-                               dbname=target["database"], connect_timeout=30)
+        return psycopg.connect(
+            host=target["host"],
+            port=int(target["port"]),
+            user=target["user"],
+            password=target.get("password") or None,
+            dbname=target["database"],
+            connect_timeout=30,
+        )
     if dialect == "mysql":
         import pymysql
 
-        return pymysql.connect(host=target["host"], port=int(target["port"]),
-                               user=target["user"], password=target.get("password", ""),
-                               database=target["database"], connect_timeout=30,
-                               autocommit=False)
+        return pymysql.connect(
+            host=target["host"],
+            port=int(target["port"]),
+            user=target["user"],
+            password=target.get("password", ""),
+            database=target["database"],
+            connect_timeout=30,
+            autocommit=False,
+        )
     import sqlite3
 
-    conn = sqlite3.connect(target["path"], timeout=30, isolation_level=None,
-                           check_same_thread=False)
+    conn = sqlite3.connect(
+        target["path"], timeout=30, isolation_level=None, check_same_thread=False
+    )
     for statement in target.get("init_sql", []):
         conn.execute(statement)
     return conn

@@ -25,12 +25,29 @@ __all__ = ["TPCCWorkload", "driver_command", "metrics_from_output"]
 log = logging.getLogger(__name__)
 
 
-def driver_command(python: str, action: str, target: dict[str, Any], scale: Scale, *,
-                   clients: int = 2, duration_s: float = 10.0, seed: int = 0) -> list[str]:
+def driver_command(
+    python: str,
+    action: str,
+    target: dict[str, Any],
+    scale: Scale,
+    *,
+    clients: int = 2,
+    duration_s: float = 10.0,
+    seed: int = 0,
+) -> list[str]:
     """The driver's argument list (the target travels as one JSON argument)."""
-    command = [python, "-m", "systems.tpcc.driver", action, "--target", json.dumps(target),
-               f"--warehouses={scale.warehouses}", f"--items={scale.items}",
-               f"--customers={scale.customers}", f"--seed={seed}"]
+    command = [
+        python,
+        "-m",
+        "systems.tpcc.driver",
+        action,
+        "--target",
+        json.dumps(target),
+        f"--warehouses={scale.warehouses}",
+        f"--items={scale.items}",
+        f"--customers={scale.customers}",
+        f"--seed={seed}",
+    ]
     if action == "run":
         command += [f"--clients={clients}", f"--duration={duration_s:g}"]
     return command
@@ -57,15 +74,26 @@ class TPCCWorkload(Workload):
     """
 
     name = "tpcc"
-    metrics = (MetricSpec("tpmC", "max", "New-Order/min"), MetricSpec("tps", "max", "txn/s"),
-               MetricSpec("latency_avg_ms", "min", "ms"),
-               MetricSpec("latency_p95_ms", "min", "ms"),
-               MetricSpec("latency_p99_ms", "min", "ms"), MetricSpec("errors", "min", "count"),
-               MetricSpec("rollbacks", "min", "count"))
+    metrics = (
+        MetricSpec("tpmC", "max", "New-Order/min"),
+        MetricSpec("tps", "max", "txn/s"),
+        MetricSpec("latency_avg_ms", "min", "ms"),
+        MetricSpec("latency_p95_ms", "min", "ms"),
+        MetricSpec("latency_p99_ms", "min", "ms"),
+        MetricSpec("errors", "min", "count"),
+        MetricSpec("rollbacks", "min", "count"),
+    )
 
-    def __init__(self, duration_s: float = 10.0, clients: int = 2, warehouses: int = 1,
-                 items: int = 20_000, customers: int = 1_000, seed: int = 0,
-                 python: str | None = None) -> None:
+    def __init__(
+        self,
+        duration_s: float = 10.0,
+        clients: int = 2,
+        warehouses: int = 1,
+        items: int = 20_000,
+        customers: int = 1_000,
+        seed: int = 0,
+        python: str | None = None,
+    ) -> None:
         self.duration_s = float(duration_s)
         self.clients = int(clients)
         self.scale = Scale(int(warehouses), int(items), int(customers))
@@ -76,8 +104,10 @@ class TPCCWorkload(Workload):
     def _target(system: System) -> dict[str, Any]:
         target = getattr(system, "dbapi_target", None)
         if target is None:
-            raise ConfigError(f"system {system.name!r} offers no DB-API target; the tpcc "
-                              "workload runs on postgres, mysql or a system with dbapi_target()")
+            raise ConfigError(
+                f"system {system.name!r} offers no DB-API target; the tpcc "
+                "workload runs on postgres, mysql or a system with dbapi_target()"
+            )
         return dict(target())
 
     @staticmethod
@@ -86,8 +116,9 @@ class TPCCWorkload(Workload):
         return executor if isinstance(executor, Executor) else LocalExecutor()
 
     def prepare(self, system: System, workdir: Path) -> None:
-        command = driver_command(self.python, "load", self._target(system), self.scale,
-                                 seed=self.seed)
+        command = driver_command(
+            self.python, "load", self._target(system), self.scale, seed=self.seed
+        )
         try:
             result = self._executor(system).run(command, timeout_s=1800)
         except ExecutorError as exc:
@@ -96,20 +127,33 @@ class TPCCWorkload(Workload):
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         limit = timeout_s if timeout_s is not None else self.duration_s * 3 + 60
-        command = driver_command(self.python, "run", self._target(system), self.scale,
-                                 clients=self.clients, duration_s=self.duration_s,
-                                 seed=self.seed)
+        command = driver_command(
+            self.python,
+            "run",
+            self._target(system),
+            self.scale,
+            clients=self.clients,
+            duration_s=self.duration_s,
+            seed=self.seed,
+        )
         try:
             result = self._executor(system).run(command, timeout_s=limit, check=False)
         except CommandTimeout as exc:
-            raise WorkloadTimeout(f"TPC-C run exceeded {limit:g}s and was killed",
-                                  tail(exc.stdout + exc.stderr)) from None
+            raise WorkloadTimeout(
+                f"TPC-C run exceeded {limit:g}s and was killed", tail(exc.stdout + exc.stderr)
+            ) from None
         if not result.ok:
-            raise WorkloadError(f"TPC-C driver failed: {result.describe()}",
-                                tail(result.stdout + result.stderr))
+            raise WorkloadError(
+                f"TPC-C driver failed: {result.describe()}", tail(result.stdout + result.stderr)
+            )
         return metrics_from_output(result.stdout)
 
     def params(self) -> dict[str, Any]:
-        return {**super().params(), "clients": self.clients,
-                "warehouses": self.scale.warehouses, "items": self.scale.items,
-                "customers": self.scale.customers, "seed": self.seed}
+        return {
+            **super().params(),
+            "clients": self.clients,
+            "warehouses": self.scale.warehouses,
+            "items": self.scale.items,
+            "customers": self.scale.customers,
+            "seed": self.seed,
+        }
