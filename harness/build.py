@@ -330,6 +330,7 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
     results = _results_dir(cfg)
     system: System = _make_system(cfg)
     system.name = cfg.system.name
+    system.preflight()  # a missing binary or package: one line, before anything is created
     fixed = _pins_and_ranges(cfg, system)
     workload = make_workload(cfg, cfg.system.name)
     from harness.machine import Machine

@@ -17,13 +17,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from harness.space import Config, Space
 
-__all__ = ["MetricSpec", "System", "SystemKind", "Workload"]
+__all__ = ["MetricSpec", "Placement", "System", "SystemKind", "Workload"]
 
 SystemKind = Literal["real", "surrogate", "synthetic", "remote"]
+Placement = Literal["local", "host", "cluster"]
 
 
 @dataclass(frozen=True)
@@ -61,13 +62,27 @@ class Workload(ABC):
 
 
 class System(ABC):
-    """A system under tune: its knob space and its lifecycle."""
+    """A system under tune: its knob space and its lifecycle.
+
+    Constructors do no I/O (no binary lookup, no command, no connection), so that an adapter
+    can be built and unit-tested without its server; :meth:`preflight` checks the
+    installation before the first test, and :meth:`setup` creates the instance.
+    """
 
     name: str = "system"
     kind: SystemKind = "real"
+    #: Where the adapter runs, declared so that ``hosts=`` never inspects signatures:
+    #: ``local`` (this machine only), ``host`` (one host: the constructor takes
+    #: ``executor=``), ``cluster`` (several hosts: it takes ``cluster=``).
+    placement: ClassVar[Placement] = "local"
 
     def __init__(self, space: Space) -> None:
         self.space = space
+
+    def preflight(self) -> None:  # noqa: B027 - optional hook
+        """Check the installation (binaries, versions, the account to run as) before any test,
+        raising a one-line :class:`~harness.errors.ConfigError` that names the fix; idempotent.
+        The session calls it before it creates anything; ``setup`` may call it again."""
 
     def setup(self, workdir: Path, workload: Workload) -> None:
         """Once per session: create the instance, let the workload load data, snapshot it."""

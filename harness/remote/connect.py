@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 from pathlib import Path
 from typing import Any
@@ -40,15 +39,16 @@ def connect_inventory(inventory: Inventory) -> Cluster:
 
 
 def adapter_kwargs(system_name: str, target: str, cluster: Cluster) -> dict[str, Any]:
-    """How to hand the cluster to an adapter class: ``cluster=`` (multi-node adapters) or
-    ``executor=`` (single-node ones get the first SUT host); refuse local-only adapters."""
+    """How to hand the cluster to an adapter class, from its declared ``placement``:
+    ``cluster=`` (multi-node adapters) or ``executor=`` (single-node ones get the first SUT
+    host); local-only adapters are refused."""
     try:
-        parameters = inspect.signature(get_class(target)).parameters
+        placement = getattr(get_class(target), "placement", "local")
     except Exception as exc:
         raise ConfigError(f"system {system_name!r}: cannot load adapter {target}: {exc}") from None
-    if "cluster" in parameters:
+    if placement == "cluster":
         return {"cluster": cluster}
-    if "executor" in parameters:
+    if placement == "host":
         if len(cluster.sut) > 1:
             log.warning(
                 "system %s is single-node; using SUT host %s only",

@@ -52,6 +52,8 @@ def _plain(value: Any) -> Any:
 class CassandraSystem(System):
     """Cassandra on the SUT nodes of a cluster, configured per test from the knob catalogue."""
 
+    placement = "cluster"
+
     name = "cassandra"
     kind = "remote"
 

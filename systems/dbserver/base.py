@@ -110,6 +110,7 @@ class ServerSystem(System):
     ``sysbench_args``).
     """
 
+    placement = "host"
     #: The unprivileged account the server runs as when the harness runs as root.
     server_user = ""
     #: Folder name of the instance inside the session's work folder.
@@ -126,11 +127,13 @@ class ServerSystem(System):
         if not stop_timeout_s > 0:
             raise ConfigError(f"stop_timeout_s must be positive, got {stop_timeout_s}")
         self.executor: Executor = executor or LocalExecutor()
-        self.run_as = (
-            run_as
-            if run_as is not None
-            else (self.server_user if _is_root(self.executor) else None)
-        )
+        #: The account server commands run as: given, or (at preflight) the server user when
+        #: the executor is root, else ourselves (None).
+        self.run_as = run_as
+        self._run_as_given = run_as is not None
+        #: Absolute paths of the server's programs, found at preflight.
+        self.bin: dict[str, str] = {}
+        self._checked = False
         self.stop_timeout_s = float(stop_timeout_s)
         self.instance: Path | None = None
         self.port = 0
@@ -168,7 +171,20 @@ class ServerSystem(System):
         return self.executor.run(list(command), user=self.run_as or None, **kwargs)
 
     # -- session lifecycle ------------------------------------------------------------------
+    def preflight(self) -> None:
+        if self._checked:
+            return
+        if not self._run_as_given:
+            self.run_as = self.server_user if _is_root(self.executor) else None
+        self._find_binaries()
+        self._checked = True
+
+    @abstractmethod
+    def _find_binaries(self) -> None:
+        """Fill :attr:`bin` (a ConfigError naming the package when a program is missing)."""
+
     def setup(self, workdir: Path, workload: Workload) -> None:
+        self.preflight()
         self.instance = self._instance_dir(Path(workdir))
         self.port = self.executor.free_port()
         self.secret = secrets.token_hex(16)

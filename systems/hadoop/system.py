@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 class HadoopSystem(System):
     """Shared lifecycle of the Hadoop systems; subclasses choose the site files and knobs."""
 
+    placement = "cluster"
+
     kind = "remote"
     sites: tuple[str, ...] = render.HADOOP_SITES
 

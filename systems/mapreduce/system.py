@@ -77,6 +77,8 @@ def first_error(stderr: str) -> str | None:
 class MapReduceSystem(System):
     """Hadoop MapReduce 3.5 LocalJobRunner; one JVM per test, knobs as -D and JVM flags."""
 
+    placement = "host"
+
     name = "mapreduce"
     kind = "real"
 
@@ -126,12 +128,15 @@ class MapReduceSystem(System):
             )
         return probe.stdout.strip()
 
-    def setup(self, workdir: Path, workload: Workload) -> None:
+    def preflight(self) -> None:
         for program in ("java", "javac"):
             if self.executor.which(program) is None:
                 raise ConfigError(
                     f"{program} not found: install a JDK 17 (apt-get install default-jdk-headless)"
                 )
+
+    def setup(self, workdir: Path, workload: Workload) -> None:
+        self.preflight()
         jars = self._find_jars()
         listing = self.executor.run(["ls", jars], check=False).stdout.split()
         api = sorted(n for n in listing if n.startswith("hadoop-client-api-"))

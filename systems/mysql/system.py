@@ -113,20 +113,21 @@ class MySQLSystem(ServerSystem):
     ) -> None:
         super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
         self.knob_set = str(knob_set)
-        self.bin = {
-            "server": find_binary(
-                self.executor, ["mariadbd", "mysqld"], _DIRS, "mariadb-server (or mysql-server)"
-            ),
-            "client": find_binary(
-                self.executor, ["mariadb", "mysql"], _DIRS, "mariadb-client (or mysql-client)"
-            ),
-            "admin": find_binary(
-                self.executor,
-                ["mariadb-admin", "mysqladmin"],
-                _DIRS,
-                "mariadb-client (or mysql-client)",
-            ),
-        }
+        self.version = ""
+        self.mariadb = True
+        self._pid: int | None = None
+        #: True during the first start of an instance: socket only, until accounts are safe.
+        self._bootstrap = False
+
+    def _find_binaries(self) -> None:
+        client = "mariadb-client (or mysql-client)"
+        self.bin["server"] = find_binary(
+            self.executor, ["mariadbd", "mysqld"], _DIRS, "mariadb-server (or mysql-server)"
+        )
+        self.bin["client"] = find_binary(self.executor, ["mariadb", "mysql"], _DIRS, client)
+        self.bin["admin"] = find_binary(
+            self.executor, ["mariadb-admin", "mysqladmin"], _DIRS, client
+        )
         version = self.executor.run([self.bin["server"], "--version"], timeout_s=30).stdout
         self.version = version.strip()
         self.mariadb = "mariadb" in version.lower()
@@ -134,9 +135,6 @@ class MySQLSystem(ServerSystem):
             self.bin["install_db"] = find_binary(
                 self.executor, ["mariadb-install-db", "mysql_install_db"], _DIRS, "mariadb-server"
             )
-        self._pid: int | None = None
-        #: True during the first start of an instance: socket only, until accounts are safe.
-        self._bootstrap = False
 
     # -- paths ------------------------------------------------------------------------------
     def log_path(self) -> Path:

@@ -106,12 +106,11 @@ class PostgresSystem(ServerSystem):
     ) -> None:
         super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
         self.knob_set = str(knob_set)
-        package = "postgresql"
+
+    def _find_binaries(self) -> None:
         # Debian ships initdb, pg_ctl and pgbench in postgresql-<major>, psql in the client.
-        self.bin = {
-            name: find_binary(self.executor, [name], _PG_DIRS, package)
-            for name in ("initdb", "pg_ctl", "pgbench")
-        }
+        for name in ("initdb", "pg_ctl", "pgbench"):
+            self.bin[name] = find_binary(self.executor, [name], _PG_DIRS, "postgresql")
         self.bin["psql"] = find_binary(self.executor, ["psql"], _PG_DIRS, "postgresql-client")
 
     # -- paths ------------------------------------------------------------------------------
@@ -314,4 +313,8 @@ class PostgresSystem(ServerSystem):
         return ["-h", self.address, "-p", str(self.port), "-U", _USER]
 
     def describe(self) -> dict[str, str]:
-        return {**super().describe(), "knob_set": self.knob_set, "bin": self.bin["pg_ctl"]}
+        return {
+            **super().describe(),
+            "knob_set": self.knob_set,
+            "bin": self.bin.get("pg_ctl", "?"),
+        }

@@ -77,6 +77,8 @@ def _log_tail(stderr: str) -> str:
 class SparkSystem(System):
     """pyspark local mode; one fresh JVM + SparkSession per test, configured from the knobs."""
 
+    placement = "host"
+
     name = "spark"
     kind = "real"
 
@@ -121,8 +123,13 @@ class SparkSystem(System):
                 "java not found: Spark 4 needs Java 17+ (apt-get install default-jdk-headless)"
             )
 
+    def preflight(self) -> None:
+        if not getattr(self, "_installed", False):  # once per session: it starts a process
+            self.check_installed()
+            self._installed = True
+
     def setup(self, workdir: Path, workload: Workload) -> None:
-        self.check_installed()
+        self.preflight()
         self.root = self.executor.session_dir(Path(workdir)) / "spark"  # remote: host workdir
         self.executor.run(
             [

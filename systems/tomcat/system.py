@@ -63,6 +63,8 @@ def start_failure(log_text: str) -> str | None:
 class TomcatSystem(System):
     """Tomcat with a private CATALINA_BASE, configured per test from the knob catalogue."""
 
+    placement = "host"
+
     name = "tomcat"
     kind = "real"
 
@@ -142,8 +144,13 @@ class TomcatSystem(System):
             if program == "java":
                 self.java = found
 
+    def preflight(self) -> None:
+        if not getattr(self, "_installed", False):  # once per session: it starts a process
+            self.check_installed()
+            self._installed = True
+
     def setup(self, workdir: Path, workload: Workload) -> None:
-        self.check_installed()
+        self.preflight()
         ex = self.executor
         # Locally the session's own work folder; remotely the same name under the host's workdir.
         base = ex.session_dir(Path(workdir)) / "tomcat" / "base"
