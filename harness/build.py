@@ -235,6 +235,33 @@ def _container(node: Any) -> dict[str, Any]:
     return {str(k): v for k, v in tree.items()}
 
 
+#: The libraries whose versions change a session's numbers (models, samplers, numerics).
+RESULT_LIBRARIES = (
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "xgboost",
+    "xgboost-cpu",
+    "bayesian-optimization",
+    "optuna",
+    "smac",
+    "pandas",
+)
+
+
+def library_versions() -> dict[str, str]:
+    """``harness.lib.<name>`` tags for the installed :data:`RESULT_LIBRARIES`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in RESULT_LIBRARIES:
+        try:
+            found[f"{keys.PREFIX_LIBRARY}{name}"] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
 def _git_revision() -> str:
     try:
         out = subprocess.run(
@@ -366,6 +393,7 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
             keys.TAG_TUNER: tuner_name,
             keys.TAG_SEED: str(cfg.seed),
             keys.TAG_GIT: _git_revision(),
+            **library_versions(),
             keys.TAG_SESSION_ID: session_id,
             keys.TAG_SESSION_DIR: str(store.directory.resolve()),
             keys.TAG_OBJECTIVE: objective.metric,

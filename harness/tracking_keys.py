@@ -8,6 +8,8 @@ TAG_WORKLOAD = "harness.workload"
 TAG_TUNER = "harness.tuner"
 TAG_SEED = "harness.seed"
 TAG_GIT = "harness.git_revision"
+#: ``harness.lib.<package>``: the version of a library that changes results (xgboost, ...)
+PREFIX_LIBRARY = "harness.lib."
 TAG_SESSION_ID = "harness.session_id"
 TAG_SESSION_DIR = "harness.session_dir"
 TAG_OBJECTIVE = "harness.objective"

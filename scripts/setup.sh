@@ -22,10 +22,10 @@ fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 if $full; then
-  .venv/bin/pip install -q -e '.[dev,spark,peers]'
+  .venv/bin/pip install -q -c constraints.txt -e '.[dev,spark,peers]'
   # Not torch: Optuna's GP sampler (tuner=optuna_gp) needs it, but PyPI's Linux wheel pulls
   # ~4 GB of CUDA libraries. It stays opt-in (`pip install torch`), and its tests skip here.
 else
-  .venv/bin/pip install -q -e .
+  .venv/bin/pip install -q -c constraints.txt -e .
 fi
 echo "ready: .venv/bin/python -m harness --help"
