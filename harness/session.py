@@ -23,13 +23,9 @@ import contextlib
 import logging
 import os
 import shutil
-import signal
-import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +34,8 @@ from harness.errors import HarnessError, HostUnreachable, SessionAborted, StoreE
 from harness.loop import run_test
 from harness.objective import Objective
 from harness.records import Observation, Status
+from harness.session_options import SessionOptions, SessionResult
+from harness.signals import SignalGuard, exported
 from harness.space import Config
 from harness.store import SampleStore
 from harness.system import System, Workload
@@ -53,102 +51,6 @@ TunerFactory = Callable[..., Tuner]
 WORKDIR_MARKER = ".harness-session"
 #: Exported to every process a session starts (servers, clients), to find strays by.
 SESSION_ENV = "HARNESS_SESSION"
-
-
-@dataclass(frozen=True)
-class SessionOptions:
-    """How a session runs its tests (all validated before the first test)."""
-
-    budget: int = 100
-    seed: int = 0
-    repeats: int = 1
-    timeout_factor: float = 1.9
-    min_timeout_s: float = 10.0
-    first_timeout_s: float = 600.0
-    start_timeout_s: float = 120.0
-    max_consecutive_crashes: int = 5
-    default_every: int = 0
-    progress: bool = True
-    keep_workdir: bool = False
-
-    def __post_init__(self) -> None:
-        from harness.errors import ConfigError
-
-        if self.budget < 1:
-            raise ConfigError(f"budget must be at least 1 test, got {self.budget}; e.g. budget=50")
-        if self.repeats < 1:
-            raise ConfigError(f"repeats must be at least 1, got {self.repeats}; e.g. repeats=3")
-        if self.seed < 0:
-            raise ConfigError(f"seed must be 0 or more, got {self.seed}; e.g. seed=0")
-        if not self.timeout_factor > 1.0 or self.timeout_factor == float("inf"):
-            raise ConfigError(f"session.timeout_factor must exceed 1, got {self.timeout_factor}")
-        for name in ("min_timeout_s", "first_timeout_s", "start_timeout_s"):
-            value = getattr(self, name)
-            if not 0 < value < float("inf"):
-                raise ConfigError(
-                    f"session.{name} must be a positive number of seconds, got {value}"
-                )
-        if self.max_consecutive_crashes < 1:
-            raise ConfigError("session.max_consecutive_crashes must be at least 1")
-        if self.default_every < 0:
-            raise ConfigError("session.default_every must be 0 (off) or a number of tests")
-
-
-@dataclass
-class SessionResult:
-    """What a session measured, for the summary and for callers."""
-
-    session_id: str
-    directory: Path
-    objective: Objective
-    observations: list[Observation]
-    references: list[Observation]
-    status: str  # FINISHED | ABORTED | INTERRUPTED
-    tracking: str
-    csv_path: Path | None = None
-    message: str = ""
-    tuner_seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def default(self) -> Observation | None:
-        return self.observations[0] if self.observations else None
-
-    @property
-    def best(self) -> Observation | None:
-        ok = [o for o in self.observations if o.ok]
-        return max(ok, key=lambda o: (o.score, -o.trial)) if ok else None
-
-    def value(self, obs: Observation | None) -> float | None:
-        """The raw objective value of a test that ran (also when it broke a constraint)."""
-        if obs is None or obs.status not in (Status.SUCCEEDED, Status.INFEASIBLE):
-            return None
-        try:
-            return self.objective.value(obs.metrics)
-        except HarnessError:
-            return None
-
-    def improvement(self) -> float | None:
-        best, default = self.value(self.best), self.value(self.default)
-        if best is None or default is None:
-            return None
-        return self.objective.improvement(best, default)
-
-    def nearest_default(self) -> Observation | None:
-        """The default measurement nearest in time to the best test (noise-aware baseline)."""
-        best = self.best
-        candidates = [o for o in [self.default, *self.references] if o is not None and o.ok]
-        if best is None or not candidates:
-            return None
-        return min(
-            candidates, key=lambda o: abs(int(o.extra.get("after_trial", o.trial)) - best.trial)
-        )
-
-    def improvement_vs_nearest(self) -> float | None:
-        best, near = self.value(self.best), self.value(self.nearest_default())
-        if best is None or near is None:
-            return None
-        return self.objective.improvement(best, near)
 
 
 class Session:
@@ -183,7 +85,7 @@ class Session:
         self._default_run_s: float | None = None
         self._best_value: float | None = None
         self._best_score: float | None = None
-        self._signals = _SignalGuard()
+        self._signals = SignalGuard()
 
     # -- public ---------------------------------------------------------------------------
     def run(
@@ -192,7 +94,7 @@ class Session:
         """Run until the budget is spent; resumes from the store if it holds tests."""
         self.store.lock()
         try:
-            with _SignalGuard() as self._signals, _exported(SESSION_ENV, self.session_id):
+            with SignalGuard() as self._signals, exported(SESSION_ENV, self.session_id):
                 return self._run(on_progress)
         finally:
             self.store.unlock()
@@ -512,51 +414,3 @@ class Session:
             self.tracker.finish(result.status, metrics, params, artifacts)
         except Exception as exc:
             log.warning("could not finish the MLflow run: %s", exc)
-
-
-class _SignalGuard:
-    """While armed, SIGINT and SIGTERM raise KeyboardInterrupt once, at any phase (setup
-    included), so the system is stopped and the store closed cleanly; later signals, and
-    signals once disarmed (the session is only writing its summary), only log.
-
-    SIGINT is installed explicitly because a process started in the background of a script
-    inherits it as *ignored*, and Ctrl-C (or ``kill -INT``) would then do nothing.
-    """
-
-    def __init__(self) -> None:
-        self.armed = True
-        self._raised = False
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _SignalGuard:
-        if threading.current_thread() is threading.main_thread():
-            self._previous = {
-                sig: signal.signal(sig, self._handle) for sig in (signal.SIGINT, signal.SIGTERM)
-            }
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, old in self._previous.items():
-            signal.signal(sig, old)
-
-    def _handle(self, signum: int, frame: object) -> None:
-        name = signal.Signals(signum).name
-        if not self.armed or self._raised:
-            log.warning("%s received: the session is already stopping", name)
-            return
-        self._raised = True
-        raise KeyboardInterrupt
-
-
-@contextmanager
-def _exported(name: str, value: str) -> Iterator[None]:
-    """Set an environment variable for the processes started inside the block."""
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before

@@ -17,6 +17,7 @@ from hydra.utils import get_class
 
 from harness.errors import ExecutorError
 from harness.executor import CommandResult, Executor
+from harness.system import System
 from tests.conftest import CONF, group_options
 
 
@@ -70,9 +71,15 @@ def _adapter_targets() -> list[str]:
     return sorted(targets)
 
 
+def _adapter_class(target: str) -> type[System]:
+    cls = get_class(target)
+    assert issubclass(cls, System), f"{target} is not a System"
+    return cls
+
+
 @pytest.mark.parametrize("target", _adapter_targets())
 def test_placement_is_declared_and_matches_the_constructor(target: str) -> None:
-    cls = get_class(target)
+    cls = _adapter_class(target)
     parameters = inspect.signature(cls).parameters
     expected = (
         "cluster" if "cluster" in parameters else "host" if "executor" in parameters else "local"
@@ -81,7 +88,7 @@ def test_placement_is_declared_and_matches_the_constructor(target: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "target", [t for t in _adapter_targets() if get_class(t).placement == "host"]
+    "target", [t for t in _adapter_targets() if _adapter_class(t).placement == "host"]
 )
 def test_single_host_adapters_do_no_io_until_preflight(target: str) -> None:
     executor = RefusingExecutor()

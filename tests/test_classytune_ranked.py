@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, TypedDict
 
 import numpy as np
 import pytest
@@ -84,7 +85,7 @@ def test_rank_candidates_prefers_the_better_region() -> None:
     assert ranks.shape == (2,) and ranks[0] > ranks[1] and np.all((ranks >= 0) & (ranks <= 1))
 
 
-def run_ranked(seed: int, budget: int = 40, **kwargs: object) -> ClassyTuneTuner:
+def run_ranked(seed: int, budget: int = 40, **kwargs: Any) -> ClassyTuneTuner:
     system, workload = SyntheticSystem("10"), SyntheticWorkload()
     system.setup(Path("."), workload)
     tuner = ClassyTuneTuner(
@@ -100,7 +101,7 @@ def run_ranked(seed: int, budget: int = 40, **kwargs: object) -> ClassyTuneTuner
         max_pairs=500,
         classifier_options={"n_estimators": 30},
         **kwargs,
-    )  # type: ignore[arg-type]
+    )
     observations = tune(tuner, system, workload, Objective.for_workload(workload.metrics), budget)
     assert len(observations) == budget
     return tuner
@@ -140,6 +141,15 @@ def test_ranked_options_are_checked() -> None:
         ClassyTuneTuner(space, strategy="ranked", opponents=0)
 
 
+class _RankedOptions(TypedDict):
+    n_global: int
+    n_local: int
+    n_elite: int
+    opponents: int
+    scale: float
+    n_dims: float
+
+
 def test_global_share_keeps_exploring() -> None:
     # the comparator prefers x0 near the elite; perturbations of the elite outrank the LHS set,
     # so without a global share every test is local, with share 1 every test is from the LHS
@@ -150,14 +160,16 @@ def test_global_share_keeps_exploring() -> None:
     rows, labels = induce_all_pairs(points, scores)
     model = make_classifier("xgboost", 0, n_estimators=30).fit(rows, labels)
     space = Space(tuple(Knob(f"k{i}", "float", 0.5, low=0.0, high=1.0) for i in range(4)))
-    common = dict(n_global=50, n_local=200, n_elite=1, opponents=3, scale=0.02, n_dims=1.0)
-    batch, info = ranked_batch(model, points, scores, 6, space, np.random.default_rng(0), **common)  # type: ignore[arg-type]
+    common = _RankedOptions(
+        n_global=50, n_local=200, n_elite=1, opponents=3, scale=0.02, n_dims=1.0
+    )
+    batch, info = ranked_batch(model, points, scores, 6, space, np.random.default_rng(0), **common)
     assert batch.shape == (6, 4) and info["n_local_chosen"] >= 4
     batch, info = ranked_batch(
         model, points, scores, 6, space, np.random.default_rng(0), global_share=1.0, **common
-    )  # type: ignore[arg-type]
+    )
     assert info["n_local_chosen"] == 0
     batch, info = ranked_batch(
         model, points, scores, 6, space, np.random.default_rng(0), global_share=0.5, **common
-    )  # type: ignore[arg-type]
+    )
     assert info["n_local_chosen"] <= 3

@@ -8,12 +8,25 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Literal, overload
 
 import pytest
 
 from harness.store import SampleStore
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@overload
+def _harness(
+    tmp_path: Path, *args: str, tracking: bool = False, wait: Literal[True] = True
+) -> subprocess.CompletedProcess[str]: ...
+
+
+@overload
+def _harness(
+    tmp_path: Path, *args: str, tracking: bool = False, wait: Literal[False]
+) -> subprocess.Popen[str]: ...
 
 
 def _harness(
@@ -52,6 +65,7 @@ def test_session_is_logged_to_mlflow_with_one_child_per_test(tmp_path: Path) -> 
 
     client = mlflow.tracking.MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
     experiment = client.get_experiment_by_name("synthetic10/synthetic")
+    assert experiment is not None
     runs = client.search_runs([experiment.experiment_id], max_results=1000)
     sessions = [r for r in runs if r.data.tags.get("harness.kind") == "session"]
     tests = [r for r in runs if r.data.tags.get("harness.kind") == "test"]

@@ -425,7 +425,7 @@ def test_a_connection_lost_mid_command_is_host_unreachable_not_a_crash(
 
     worker = threading.Thread(target=long_command)
     worker.start()
-    wait_for(lambda: _pids_running(marker), what="the remote command to start")
+    wait_for(lambda: bool(_pids_running(marker)), what="the remote command to start")
     for child in _children_of(private_sshd.pid):  # the per-connection sshd: the link dies
         os.kill(child, signal.SIGKILL)
     worker.join(timeout=60)
@@ -511,9 +511,9 @@ def test_a_disk_full_at_the_end_keeps_every_test_and_says_so(
     session = build_session(cfg)
     append = session.store.append
 
-    def append_then_fill(obs: Observation, reference: bool = False) -> None:
-        append(obs, reference)
-        if obs.trial == 3:
+    def append_then_fill(observation: Observation, reference: bool = False) -> None:
+        append(observation, reference)
+        if observation.trial == 3:
             _fill(small_disk)  # the disk fills up after the last test
 
     session.store.append = append_then_fill  # type: ignore[method-assign]

@@ -125,9 +125,9 @@ def test_overrides_cannot_smuggle_hostile_text() -> None:
         with pytest.raises(KnobError) as info:
             space.with_overrides({"journal_mode": changes})
         assert "journal_mode" in one_line(info)
-    for changes in ({"max": "10\nx"}, {"min": float("nan")}, {"log": "yes"}):
+    for bounds in ({"max": "10\nx"}, {"min": float("nan")}, {"log": "yes"}):
         with pytest.raises(KnobError) as info:
-            space.with_overrides({"cache_size": changes})
+            space.with_overrides({"cache_size": bounds})
         assert "cache_size" in one_line(info)
     with pytest.raises(KnobError) as info:  # +system.fixed.<knob>=... goes through validate
         space.validate({"journal_mode": "wal\nbind-address=0.0.0.0"}, partial=True)

@@ -50,9 +50,17 @@ class Probe(Workload):
         self.freeze = freeze
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
-        answer = system.psql("SELECT 1") if hasattr(system, "psql") else system.sql("SELECT 1")
+        from systems.mysql import MySQLSystem
+        from systems.postgres import PostgresSystem
+
+        if isinstance(system, PostgresSystem):
+            answer = system.psql("SELECT 1")
+        else:
+            assert isinstance(system, MySQLSystem), system
+            answer = system.sql("SELECT 1")
         if self.freeze:
-            pid = system._postmaster_pid() if hasattr(system, "_postmaster_pid") else system._pid
+            pid = system._postmaster_pid() if isinstance(system, PostgresSystem) else system._pid
+            assert pid is not None, "the server is not running"
             os.kill(pid, signal.SIGSTOP)
         return {"ok": float(answer.strip() == "1")}
 
@@ -183,6 +191,7 @@ def test_a_local_user_cannot_log_in_to_the_private_postgres(pg_workdir: Path) ->
         assert wrong.returncode != 0 and "password authentication failed" in wrong.stderr
         socket = _as_nobody(*psql, "-h", str(system.instance))
         assert socket.returncode != 0  # the socket's folder is 0700: not even reachable
+        assert system.instance is not None
         right = _as_nobody(*psql, "-h", "127.0.0.1", env=system.client_env())
         assert right.returncode == 0, right.stderr  # the secret is what admits
         for name in ("initdb.pw",):

@@ -23,8 +23,8 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _executor(sshd: PrivateSSHD, **overrides: object) -> SSHExecutor:
-    return SSHExecutor(Host.from_mapping(sshd.host(**overrides), {}))
+def _executor(sshd: PrivateSSHD, name: str = "sut1", **overrides: object) -> SSHExecutor:
+    return SSHExecutor(Host.from_mapping(sshd.host(name, **overrides), {}))
 
 
 def test_run_quotes_hostile_values_and_passes_env_cwd_input(

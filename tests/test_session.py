@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import pytest
 from omegaconf import DictConfig
@@ -14,6 +15,7 @@ from harness.errors import ConfigError, HarnessError, WorkloadError
 from harness.objective import Objective
 from harness.records import Status
 from harness.session import Session, SessionOptions
+from harness.space import Config
 from harness.store import SampleStore
 from harness.system import MetricSpec, System, Workload
 from harness.tracking import NullTracker
@@ -30,7 +32,8 @@ def test_a_synthetic_session_spends_exactly_its_budget(compose_cfg: Compose) -> 
     assert result.observations[0].is_default
     assert result.observations[0].config == session.system.space.default()
     assert len(SampleStore(result.directory).load()) == 25
-    assert result.improvement() is not None and result.improvement() > 0
+    improvement = result.improvement()
+    assert improvement is not None and improvement > 0
     assert result.csv_path is not None and result.csv_path.exists()
 
 
@@ -56,7 +59,17 @@ def raise_timeout(timeout_s: float) -> None:
     raise WorkloadTimeout(f"workload exceeded {timeout_s:.2f}s and was killed")
 
 
-def _session(tmp_path: Path, tuner: str = "random", budget: int = 20, **options: float) -> Session:
+class _Options(TypedDict, total=False):
+    """The :class:`SessionOptions` the tests below vary."""
+
+    timeout_factor: float
+    max_consecutive_crashes: int
+    default_every: int
+
+
+def _session(
+    tmp_path: Path, tuner: str = "random", budget: int = 20, **options: Unpack[_Options]
+) -> Session:
     from baselines.sampling import LHSTuner, RandomTuner
 
     factory = {"random": RandomTuner, "lhs": LHSTuner}[tuner]
@@ -73,9 +86,7 @@ def _session(tmp_path: Path, tuner: str = "random", budget: int = 20, **options:
         workload=workload,
         objective=Objective("throughput", "max"),
         tracker=NullTracker(),
-        options=SessionOptions(
-            budget=budget, progress=False, **{"min_timeout_s": 0.01, **options}
-        ),
+        options=SessionOptions(budget=budget, progress=False, min_timeout_s=0.01, **options),
     )
 
 
@@ -120,7 +131,7 @@ def test_an_adapter_bug_aborts_cleanly_and_keeps_finished_tests(tmp_path: Path) 
     original = session.system.apply
     calls = 0
 
-    def buggy_apply(config: dict[str, object]) -> None:
+    def buggy_apply(config: Config) -> None:
         nonlocal calls
         calls += 1
         if calls == 6:

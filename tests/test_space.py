@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import KnobError
-from harness.space import Knob, Space, load_catalogue
+from harness.space import Config, Knob, Space, load_catalogue
 
 SPACE = Space(
     (
@@ -39,17 +39,15 @@ def test_decode_is_always_valid_and_snapping_is_idempotent(point: list[float]) -
 
 
 def test_encode_decode_round_trip_of_valid_values() -> None:
-    for config in (
-        SPACE.default(),
-        {
-            "threads": 64,
-            "cache_mb": 8,
-            "ratio": 1.0,
-            "delay_ms": 1000.0,
-            "mode": "c",
-            "fast": True,
-        },
-    ):
+    at_the_bounds: Config = {
+        "threads": 64,
+        "cache_mb": 8,
+        "ratio": 1.0,
+        "delay_ms": 1000.0,
+        "mode": "c",
+        "fast": True,
+    }
+    for config in (SPACE.default(), at_the_bounds):
         assert SPACE.decode(SPACE.encode(config)) == pytest.approx(config)
 
 
