@@ -341,3 +341,48 @@ def test_a_finished_postgres_session_leaves_no_process(tmp_path: Path) -> None:
     leftovers = processes_of("pg-clean")
     kill_all(leftovers)
     assert not leftovers
+
+
+@pytest.mark.integration
+@NEEDS_PG
+def test_a_postgres_left_by_a_killed_run_is_stopped_when_the_session_resumes(
+    pg_workdir: Path,
+) -> None:
+    from systems.postgres import PostgresSystem
+
+    killed = PostgresSystem(stop_timeout_s=5)
+    killed.setup(pg_workdir, Probe())
+    killed.start(60)
+    pid = killed._postmaster_pid()
+    assert pid is not None and killed.pid_alive(pid)
+    # the harness dies here (kill -9): nobody stops `killed`; a resume builds a new adapter
+    resumed = PostgresSystem(stop_timeout_s=5)
+    try:
+        resumed.setup(pg_workdir, Probe())
+        assert not resumed.pid_alive(pid)
+        resumed.start(60)
+        assert resumed.psql("SELECT 1") == "1"
+    finally:
+        resumed.teardown()
+
+
+@pytest.mark.integration
+@NEEDS_MARIADB
+def test_a_mariadb_left_by_a_killed_run_is_stopped_when_the_session_resumes(
+    hostile_workdir: Path,
+) -> None:
+    from systems.mysql import MySQLSystem
+
+    killed = MySQLSystem(stop_timeout_s=5)
+    killed.setup(hostile_workdir, Probe())
+    killed.start(60)
+    pid = killed._pid
+    assert pid is not None and killed.pid_alive(pid)
+    resumed = MySQLSystem(stop_timeout_s=5)
+    try:
+        resumed.setup(hostile_workdir, Probe())
+        assert not resumed.pid_alive(pid)
+        resumed.start(60)
+        assert resumed.sql("SELECT 1") == "1"
+    finally:
+        resumed.teardown()

@@ -186,6 +186,7 @@ class ServerSystem(System):
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.preflight()
         self.instance = self._instance_dir(Path(workdir))
+        self._stop_leftover()
         self.port = self.executor.free_port()
         self.secret = secrets.token_hex(16)
         log.info(
@@ -248,6 +249,22 @@ class ServerSystem(System):
     def client_env(self) -> dict[str, str]:
         """Environment for client programs (credentials that must not be on a command line)."""
         return {}
+
+    def _stop_leftover(self) -> None:
+        """Kill a server a killed (-9) run of this session left in the instance folder: a
+        resume would otherwise wipe its files under it and leave it running forever."""
+        pid = self._leftover_pid()
+        if pid is None or not self.pid_alive(pid):
+            return
+        # only a process whose command line names this instance: a recycled PID is not ours
+        command = self.executor.run(["ps", "-ww", "-o", "args=", "-p", str(pid)], check=False)
+        if str(self._require_instance()) in command.stdout:
+            log.warning("%s: stopping server pid %d left by an earlier run", self.name, pid)
+            self.kill_process_group(pid)
+
+    def _leftover_pid(self) -> int | None:
+        """The PID a previous server of this instance recorded, if any (read, not trusted)."""
+        return None
 
     def kill_process_group(self, pid: int) -> None:
         """SIGKILL ``pid`` and its process group, then wait until it is gone (the last resort

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, SystemStartError
+from harness.errors import ConfigError, ExecutorError, SystemStartError
 from harness.executor import Executor
 from harness.machine import Machine
 from harness.space import Config, Knob, Space, Value, load_catalogue
@@ -286,6 +286,13 @@ class MySQLSystem(ServerSystem):
             time.sleep(0.1)
         self._halt()
         raise SystemStartError(f"mysqld was not ready within {timeout_s:g}s", self.log_tail())
+
+    def _leftover_pid(self) -> int | None:
+        try:
+            text = self.executor.read_text(self._require_instance() / "mysqld.pid").strip()
+        except ExecutorError:
+            return None
+        return int(text) if text.isdigit() else None
 
     def _alive(self, pid: int) -> bool:
         return bool(self.as_user(["kill", "-0", str(pid)], check=False, timeout_s=10).ok)

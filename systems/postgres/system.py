@@ -241,6 +241,9 @@ class PostgresSystem(ServerSystem):
             # port and make the next test fail as if its configuration had crashed
             self.kill_process_group(pid)
 
+    def _leftover_pid(self) -> int | None:
+        return self._postmaster_pid()
+
     def _postmaster_pid(self) -> int | None:
         """The postmaster's PID from postmaster.pid (its first line), if readable."""
         try:
