@@ -350,16 +350,27 @@ class Session:
         run_id = meta.get("mlflow_run_id")
         if run_id:
             return self.tracker.resume_session(run_id)
+        # the config as given, plus what the objects resolved from it (defaults filled in)
+        resolved = {
+            **{f"{keys.PREFIX_RESOLVED}tuner.{k}": v for k, v in self._tuner().params().items()},
+            **{
+                f"{keys.PREFIX_RESOLVED}workload.{k}": v for k, v in self.workload.params().items()
+            },
+        }
         run_id = self.tracker.start_session(
             experiment=meta["experiment"],
             run_name=self.session_id,
-            params=meta.get("params", {}),
+            params={**meta.get("params", {}), **resolved},
             tags=meta.get("tags", {}),
             artifact_root=Path(meta.get("artifact_root", self.store.directory / "mlartifacts")),
         )
         if run_id:
             self.store.update_meta(mlflow_run_id=run_id)
         return set()
+
+    def _tuner(self) -> Tuner:
+        assert self.tuner is not None, "the tuner is built first"
+        return self.tuner
 
     def _finish(self, result: SessionResult) -> None:
         artifacts: dict[str, Path] = {}

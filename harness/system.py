@@ -57,7 +57,7 @@ class Workload(ABC):
         """Run once and return every metric. Raise WorkloadError/WorkloadTimeout on failure."""
 
     def params(self) -> dict[str, Any]:
-        """Settings logged with the session."""
+        """Settings logged with the session (MLflow params ``resolved.workload.<key>``)."""
         return {"name": self.name, "duration_s": self.duration_s}
 
 

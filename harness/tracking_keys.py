@@ -10,6 +10,8 @@ TAG_SEED = "harness.seed"
 TAG_GIT = "harness.git_revision"
 #: ``harness.lib.<package>``: the version of a library that changes results (xgboost, ...)
 PREFIX_LIBRARY = "harness.lib."
+#: ``resolved.tuner.<k>``/``resolved.workload.<k>``: settings as the objects resolved them
+PREFIX_RESOLVED = "resolved."
 TAG_SESSION_ID = "harness.session_id"
 TAG_SESSION_DIR = "harness.session_dir"
 TAG_OBJECTIVE = "harness.objective"

@@ -97,7 +97,8 @@ class Tuner(ABC):
         return sum(r.seconds for r in self.compute_log)
 
     def params(self) -> dict[str, object]:
-        """The tuner's settings, logged with the session (override to add more)."""
+        """The tuner's settings, logged with the session as MLflow params
+        ``resolved.tuner.<key>`` (override to add more)."""
         return {"name": self.name, "seed": self.seed, "budget": self.budget}
 
     # -- helpers for subclasses -----------------------------------------------------------

@@ -73,6 +73,10 @@ def test_session_is_logged_to_mlflow_with_one_child_per_test(tmp_path: Path) -> 
     parent = sessions[0]
     assert {t.data.tags["mlflow.parentRunId"] for t in tests} == {parent.info.run_id}
     assert parent.data.tags["harness.tuner"] == "lhs"
+    assert parent.data.tags["harness.lib.numpy"]  # versions of result-changing libraries
+    assert parent.data.params["resolved.tuner.name"] == "lhs"  # Tuner.params(), as resolved
+    assert parent.data.params["resolved.tuner.budget"] == "12"
+    assert parent.data.params["resolved.workload.name"] == "synthetic"
     assert parent.data.metrics["tests"] == 12
     history = client.get_metric_history(parent.info.run_id, "best_so_far")
     assert len(history) == 12
