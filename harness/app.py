@@ -20,6 +20,7 @@ from harness.config import register_configs
 from harness.errors import HarnessError
 from harness.records import Observation
 from harness.report import format_value, summary
+from harness.signals import child_pids
 from harness.tracking import take_credentials
 
 log = logging.getLogger("harness")
@@ -124,26 +125,12 @@ class _Stop:
             "(Ctrl-C again to force)",
             file=sys.stderr,
         )
-        for child in _children():
+        for child in child_pids(os.getpid()):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(child, signum)
 
 
 _STOP = _Stop()
-
-
-def _children() -> list[int]:
-    """PIDs whose parent is this process (the sweep launcher's workers)."""
-    mine, found = os.getpid(), []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[1]) == mine:
-                found.append(int(entry.name))
-    return found
 
 
 def _without_credentials(argument: str) -> str:

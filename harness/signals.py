@@ -9,9 +9,10 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-__all__ = ["SignalGuard", "exported"]
+__all__ = ["SignalGuard", "child_pids", "exported"]
 
 log = logging.getLogger("harness.session")
 
@@ -62,3 +63,17 @@ def exported(name: str, value: str) -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = before
+
+
+def child_pids(parent: int) -> list[int]:
+    """PIDs whose parent is ``parent`` (read from /proc; a sweep forwards Ctrl-C to them)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == parent:
+                found.append(int(entry.name))
+    return found

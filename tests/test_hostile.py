@@ -24,6 +24,7 @@ import pytest
 
 from harness.errors import StoreError
 from harness.records import Observation, Status
+from harness.signals import child_pids
 from harness.store import SampleStore
 from tests.hostile import ROOT, run_harness, start_harness, stored_lines, wait_for
 from tests.sshd import PrivateSSHD
@@ -426,7 +427,7 @@ def test_a_connection_lost_mid_command_is_host_unreachable_not_a_crash(
     worker = threading.Thread(target=long_command)
     worker.start()
     wait_for(lambda: bool(_pids_running(marker)), what="the remote command to start")
-    for child in _children_of(private_sshd.pid):  # the per-connection sshd: the link dies
+    for child in child_pids(private_sshd.pid):  # the per-connection sshd: the link dies
         os.kill(child, signal.SIGKILL)
     worker.join(timeout=60)
     for pid in _pids_running(marker):
@@ -436,18 +437,6 @@ def test_a_connection_lost_mid_command_is_host_unreachable_not_a_crash(
     assert not isinstance(error, ExecutorError)  # adapters must not read it as "command failed"
     assert "connection was lost while `sleep" in str(error) or "connection lost" in str(error)
     ssh.close()
-
-
-def _children_of(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                    found.append(int(entry.name))
-            except (OSError, IndexError):
-                continue
-    return found
 
 
 def _pids_running(command: str) -> list[int]:
