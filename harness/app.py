@@ -15,33 +15,26 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from harness.build import build_session, ensure_results_dir
+from harness import api
 from harness.config import register_configs
 from harness.errors import HarnessError
 from harness.records import Observation
 from harness.report import format_value, summary
 from harness.signals import child_pids
 from harness.tracking import take_credentials
+from harness.validate import ensure_results_dir
 
 log = logging.getLogger("harness")
 #: Exit codes: 0 finished, 1 aborted, 2 bad input (before any test), 130 interrupted.
 EXIT_CODES = {"ABORTED": 1, "INTERRUPTED": 130}
 register_configs()
-# An absolute path: `python -m` makes Hydra read a relative one as a Python package.
-CONFIG_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 
 
-def _progress(total: int, initial: int, enabled: bool, unit: str) -> Any:
+def _progress(total: int, enabled: bool, unit: str) -> Any:
+    """A tqdm bar on stderr; replayed tests of a resumed session advance it too."""
     from tqdm import tqdm
 
-    bar = tqdm(
-        total=total,
-        initial=initial,
-        unit="test",
-        disable=not enabled,
-        dynamic_ncols=True,
-        file=sys.stderr,
-    )
+    bar = tqdm(total=total, unit="test", disable=not enabled, dynamic_ncols=True, file=sys.stderr)
 
     def update(obs: Observation, best: float | None) -> None:
         bar.update(1)
@@ -56,31 +49,17 @@ def run(cfg: DictConfig) -> float | None:
         log.warning("sweep interrupted: not starting this job")
         return None
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
-    session = build_session(cfg, overrides)
-    done = len(session.store.load())
-    tuner_name = getattr(getattr(session.tuner_factory, "func", None), "name", "tuner")
-    log.info(
-        "session %s: %s on %s/%s, budget %d (%d done), folder %s",
-        session.session_id,
-        tuner_name,
-        session.system.name,
-        session.workload.name,
-        session.options.budget,
-        done,
-        session.store.directory,
-    )
+    session = api.prepare(cfg, overrides)
     bar, update = _progress(
-        session.options.budget, done, session.options.progress, session.objective.unit
+        session.options.budget, session.options.progress, session.objective.unit
     )
     try:
-        result = session.run(on_progress=update)
+        result = api.run(session, on_progress=update)
     finally:
         bar.close()
     print(summary(result))
     if result.status == "INTERRUPTED":
         _STOP.set()
-    if result.status == "FINISHED" and not session.options.keep_workdir:
-        session.remove_workdir()
     if not _multirun() and result.status in EXIT_CODES:
         sys.exit(EXIT_CODES[result.status])  # scripts chaining sessions see what happened
     return result.value(result.best)
@@ -90,7 +69,7 @@ def _multirun() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
-@hydra.main(config_path=CONFIG_DIR, config_name="config", version_base="1.3")
+@hydra.main(config_path="conf", config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> float | None:
     try:
         return run(cfg)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import secrets
 import subprocess
 import time
+from dataclasses import fields
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
@@ -20,11 +21,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness import tracking_keys as keys
 from harness.errors import ConfigError, HarnessError
-from harness.session import Session, SessionOptions
+from harness.objective import Objective
+from harness.session import Session, SessionOptions, TunerFactory
+from harness.session_options import SessionPolicy
 from harness.space import Config
-from harness.store import SampleStore
+from harness.store import SampleStore, Store
+from harness.store_memory import MemoryStore
 from harness.system import System, Workload
-from harness.tracking import make_tracker, redact_uri, take_credentials
+from harness.tracking import NullTracker, Tracker, make_tracker, redact_uri, take_credentials
 from harness.validate import (
     RESUME_OVERRIDABLE,
     check_range_overrides,
@@ -38,6 +42,8 @@ from harness.validate import (
 
 __all__ = [
     "RESUME_OVERRIDABLE",
+    "StoreKind",
+    "assemble_session",
     "build_session",
     "check_resume_overrides",
     "ensure_results_dir",
@@ -45,6 +51,10 @@ __all__ = [
     "make_objective",
     "validate_session_name",
 ]
+
+
+#: Where a session keeps its tests: a session folder (resumable) or this process's memory.
+StoreKind = Literal["disk", "memory"]
 
 
 def _instantiate(node: Any, what: str) -> Any:
@@ -185,14 +195,19 @@ def load_resumed_config(resume: str) -> DictConfig:
     return cfg
 
 
-def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Session:
+def build_session(
+    cfg: DictConfig, overrides: list[str] | None = None, *, store: StoreKind = "disk"
+) -> Session:
     """Validate ``cfg`` completely and assemble a session (new, or resumed if ``cfg.resume``).
 
     ``overrides`` are the command line's (Hydra's task overrides): a resume honours only
-    those in :data:`RESUME_OVERRIDABLE` and refuses the rest.
+    those in :data:`RESUME_OVERRIDABLE` and refuses the rest. ``store="memory"`` keeps the
+    tests in memory (no session folder; cannot be resumed).
     """
     resume_dir = cfg.get("resume")
     budget_override: int | None = None
+    if resume_dir and store == "memory":
+        raise ConfigError("resume= continues a session folder; it needs the disk store")
     if resume_dir:
         given = cfg
         cfg = load_resumed_config(resume_dir)
@@ -217,18 +232,9 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
         check_unknown_keys(cfg)
         if cfg.session.name:
             validate_session_name(str(cfg.session.name))
+    policy = {f.name: cfg.session[f.name] for f in fields(SessionPolicy)}
     options = SessionOptions(
-        budget=int(cfg.budget),
-        seed=int(cfg.seed),
-        repeats=int(cfg.repeats),
-        timeout_factor=cfg.session.timeout_factor,
-        min_timeout_s=cfg.session.min_timeout_s,
-        first_timeout_s=cfg.session.first_timeout_s,
-        start_timeout_s=cfg.session.start_timeout_s,
-        max_consecutive_crashes=cfg.session.max_consecutive_crashes,
-        default_every=cfg.session.default_every,
-        progress=cfg.session.progress,
-        keep_workdir=bool(cfg.session.keep_workdir),
+        budget=int(cfg.budget), seed=int(cfg.seed), repeats=int(cfg.repeats), **policy
     )
     results = _results_dir(cfg)
     system: System = _make_system(cfg)
@@ -245,60 +251,150 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
         raise ConfigError(
             "tuner configs need `_partial_: true` (the session passes space, seed and budget)"
         )
-    tuner_name = getattr(tuner_factory.func, "name", tuner_factory.func.__name__)
+    tuner_name = tuner_name_of(tuner_factory)
     check_tuner_options(tuner_factory, tuner_name)
     tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri), results_dir=results)
 
+    existing: Store | None = None
+    meta: dict[str, Any] | None = None
     if resume_dir:
-        store = SampleStore(resume_dir)
-        session_id = validate_session_name(str(store.read_meta()["session_id"]))
-        store.lock()  # before anything is written: a running session keeps its folder
+        existing = SampleStore(resume_dir)
+        session_id = validate_session_name(str(existing.read_meta()["session_id"]))
+        existing.lock()  # before anything is written: a running session keeps its folder
         if budget_override is not None:
-            store.update_meta(config=OmegaConf.to_container(cfg, resolve=False))
+            existing.update_meta(config=OmegaConf.to_container(cfg, resolve=False))
     else:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        session_id = cfg.session.name or (
-            f"{cfg.system.name}-{workload.name}-{tuner_name}-"
-            f"s{cfg.seed}-{stamp}-{secrets.token_hex(2)}"
+        session_id = cfg.session.name or new_session_id(
+            cfg.system.name, workload.name, tuner_name, int(cfg.seed)
         )
-        store = SampleStore(results / "sessions" / session_id)
-        experiment = cfg.tracking.experiment or f"{cfg.system.name}/{workload.name}"
-        tags = {
-            keys.TAG_SYSTEM: cfg.system.name,
-            keys.TAG_WORKLOAD: workload.name,
-            keys.TAG_TUNER: tuner_name,
-            keys.TAG_SEED: str(cfg.seed),
-            keys.TAG_GIT: _git_revision(),
-            **library_versions(),
-            keys.TAG_SESSION_ID: session_id,
-            keys.TAG_SESSION_DIR: str(store.directory.resolve()),
-            keys.TAG_OBJECTIVE: objective.metric,
-            keys.TAG_DIRECTION: objective.direction,
-            keys.TAG_SYSTEM_KIND: system.kind,
-            **{f"harness.system.{k}": str(v) for k, v in system.describe().items()},
-        }
-        params = {
-            k: redact_uri(v) if isinstance(v, str) else v
-            for k, v in _flatten(_container(cfg)).items()
-        }
+        folder = results / "sessions" / session_id
         stored = OmegaConf.to_container(cfg, resolve=False)
         assert isinstance(stored, dict)
         uri = stored["tracking"].get("uri")
         if isinstance(uri, str) and "${" not in uri:  # an ${oc.env:...} stays as written
             stored["tracking"]["uri"] = take_credentials(uri)
-        store.create(
-            {
-                "session_id": session_id,
-                "created": time.time(),
-                "config": stored,
-                "experiment": experiment,
-                "tags": tags,
-                "params": params,
-                "artifact_root": str((results / "mlartifacts").resolve()),
-            }
+        meta = session_meta(
+            session_id,
+            folder,
+            system,
+            workload,
+            objective,
+            tuner_name,
+            seed=int(cfg.seed),
+            experiment=cfg.tracking.experiment or f"{cfg.system.name}/{workload.name}",
+            config=stored,
+            params={
+                k: redact_uri(v) if isinstance(v, str) else v
+                for k, v in _flatten(_container(cfg)).items()
+            },
+            artifact_root=results / "mlartifacts",
         )
-    # Absolute: adapters hand this path to servers and scripts that run in other folders.
-    workdir = (results / "work" / session_id).absolute()
+    return assemble_session(
+        tuner_factory,
+        system,
+        workload,
+        objective=objective,
+        options=options,
+        results_dir=results,
+        fixed=fixed,
+        store=existing or store,
+        session_id=session_id,
+        tracker=tracker,
+        meta=meta,
+    )
+
+
+def tuner_name_of(factory: Any) -> str:
+    """A tuner factory's display name (the class's ``name``, else the callable's)."""
+    func = getattr(factory, "func", factory)
+    return str(getattr(func, "name", getattr(func, "__name__", "tuner")))
+
+
+def new_session_id(system: str, workload: str, tuner: str, seed: int) -> str:
+    """``<system>-<workload>-<tuner>-s<seed>-<time>-<random>``: unique, sortable, readable."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return f"{system}-{workload}-{tuner}-s{seed}-{stamp}-{secrets.token_hex(2)}"
+
+
+def session_meta(
+    session_id: str,
+    folder: Path,
+    system: System,
+    workload: Workload,
+    objective: Any,
+    tuner_name: str,
+    *,
+    seed: int,
+    experiment: str,
+    config: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+    artifact_root: Path | None = None,
+) -> dict[str, Any]:
+    """What a new session's store records about it (and what its MLflow run is tagged with)."""
+    tags = {
+        keys.TAG_SYSTEM: system.name,
+        keys.TAG_WORKLOAD: workload.name,
+        keys.TAG_TUNER: tuner_name,
+        keys.TAG_SEED: str(seed),
+        keys.TAG_GIT: _git_revision(),
+        **library_versions(),
+        keys.TAG_SESSION_ID: session_id,
+        keys.TAG_SESSION_DIR: str(folder.resolve()),
+        keys.TAG_OBJECTIVE: objective.metric,
+        keys.TAG_DIRECTION: objective.direction,
+        keys.TAG_SYSTEM_KIND: system.kind,
+        **{f"harness.system.{k}": str(v) for k, v in system.describe().items()},
+    }
+    return {
+        "session_id": session_id,
+        "created": time.time(),
+        "config": config or {},
+        "experiment": experiment,
+        "tags": tags,
+        "params": params or {},
+        "artifact_root": str((artifact_root or folder / "mlartifacts").resolve()),
+    }
+
+
+def assemble_session(
+    tuner_factory: TunerFactory,
+    system: System,
+    workload: Workload,
+    *,
+    objective: Objective,
+    options: SessionOptions,
+    results_dir: Path,
+    fixed: Config | None = None,
+    store: StoreKind | Store = "memory",
+    session_id: str | None = None,
+    tracker: Tracker | None = None,
+    meta: dict[str, Any] | None = None,
+) -> Session:
+    """The one place a :class:`~harness.session.Session` is built, from ready objects.
+
+    :func:`build_session` calls it for a composed config; :func:`harness.api.run_objects`
+    for objects a caller built (in memory, untracked). A new store is created with ``meta``
+    (or a minimal record of the session).
+    """
+    tuner_name = tuner_name_of(tuner_factory)
+    session_id = session_id or new_session_id(system.name, workload.name, tuner_name, options.seed)
+    if isinstance(store, str):
+        folder = results_dir / "sessions" / session_id
+        store = MemoryStore(folder) if store == "memory" else SampleStore(folder)
+    if not store.exists:
+        store.create(
+            meta
+            or session_meta(
+                session_id,
+                store.directory,
+                system,
+                workload,
+                objective,
+                tuner_name,
+                seed=options.seed,
+                experiment=f"{system.name}/{workload.name}",
+            )
+        )
     return Session(
         session_id=session_id,
         store=store,
@@ -306,10 +402,11 @@ def build_session(cfg: DictConfig, overrides: list[str] | None = None) -> Sessio
         system=system,
         workload=workload,
         objective=objective,
-        tracker=tracker,
+        tracker=tracker or NullTracker(),
         options=options,
         fixed=fixed,
-        workdir=workdir,
+        # Absolute: adapters hand this path to servers and scripts that run in other folders.
+        workdir=(results_dir / "work" / session_id).absolute(),
     )
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
+from harness.session_options import SessionPolicy
+
 __all__ = ["HarnessConfig", "register_configs"]
 
 
@@ -63,18 +65,11 @@ class TrackingConf:
 
 
 @dataclass
-class SessionConf:
-    """Per-session behaviour: naming, resuming, timeouts, crash policy, noise handling."""
+class SessionConf(SessionPolicy):
+    """Per-session behaviour (:class:`~harness.session_options.SessionPolicy`) and its name."""
 
+    #: The session's folder name under results/sessions/ (default: system-workload-tuner-...).
     name: str | None = None
-    timeout_factor: float = 1.9
-    min_timeout_s: float = 10.0
-    first_timeout_s: float = 600.0
-    start_timeout_s: float = 120.0
-    max_consecutive_crashes: int = 5
-    default_every: int = 0
-    progress: bool = True
-    keep_workdir: bool = False
 
 
 @dataclass

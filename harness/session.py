@@ -1,4 +1,4 @@
-"""A tuning session: the loop of :mod:`harness.loop` made durable, tracked and resumable.
+"""A tuning session: the one ask/tell loop, durable, tracked and resumable.
 
 Per test: ask the tuner → run the test (reset, apply, start, workload × repeats) → append to the
 store (fsync) → log to MLflow → tell the tuner. A resumed session rebuilds the tuner from its
@@ -31,15 +31,15 @@ from typing import Any
 
 from harness import tracking_keys as keys
 from harness.errors import HarnessError, HostUnreachable, SessionAborted, StoreError
-from harness.loop import run_test
 from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.session_options import SessionOptions, SessionResult
 from harness.signals import SignalGuard, exported
 from harness.space import Config
-from harness.store import SampleStore
+from harness.store import Store
 from harness.system import System, Workload
 from harness.tracking import Tracker
+from harness.trial import run_test
 from harness.tuner import Tuner
 
 __all__ = ["Session", "SessionOptions", "SessionResult"]
@@ -60,7 +60,7 @@ class Session:
         self,
         *,
         session_id: str,
-        store: SampleStore,
+        store: Store,
         tuner_factory: TunerFactory,
         system: System,
         workload: Workload,
@@ -88,6 +88,12 @@ class Session:
         self._signals = SignalGuard()
 
     # -- public ---------------------------------------------------------------------------
+    @property
+    def tuner_name(self) -> str:
+        """The tuner's display name (its class's ``name``)."""
+        func = getattr(self.tuner_factory, "func", self.tuner_factory)
+        return str(getattr(func, "name", getattr(func, "__name__", "tuner")))
+
     def run(
         self, on_progress: Callable[[Observation, float | None], None] | None = None
     ) -> SessionResult:
@@ -138,8 +144,11 @@ class Session:
         except Exception as exc:  # a bug in an adapter or tuner: keep the tests, say where
             status = "ABORTED"
             trace = self.store.directory / "error.log"
-            with contextlib.suppress(OSError):
-                trace.write_text(traceback.format_exc())
+            if self.store.persistent:
+                with contextlib.suppress(OSError):
+                    trace.write_text(traceback.format_exc())
+            else:
+                log.error("%s", traceback.format_exc())
             message = (
                 f"internal error {type(exc).__name__}: {exc} (a bug; traceback in "
                 f"{trace}); the {len(observations)} finished tests are kept: resume "
@@ -376,11 +385,14 @@ class Session:
         artifacts: dict[str, Path] = {}
         try:
             result.csv_path = self.store.export_csv(result.observations)
-            artifacts[keys.ARTIFACT_SAMPLES] = result.csv_path
+            if result.csv_path is not None:
+                artifacts[keys.ARTIFACT_SAMPLES] = result.csv_path
         except StoreError as exc:  # e.g. a full disk: the JSON-lines store still has them
             log.error("%s", exc)
             result.message = (result.message + "; " if result.message else "") + str(exc)
-        if self.tuner is not None and hasattr(self.tuner, "save_artifacts"):
+        if not self.store.persistent:
+            pass  # an in-memory session writes no files
+        elif self.tuner is not None and hasattr(self.tuner, "save_artifacts"):
             folder = self.store.directory / "artifacts"
             try:
                 folder.mkdir(exist_ok=True)
@@ -389,6 +401,7 @@ class Session:
             except Exception as exc:
                 log.warning("could not save the tuner's artifacts: %s", exc)
         crashed = [o for o in result.observations if o.extra.get("log_tail")]
+        crashed = crashed if self.store.persistent else []
         if crashed:
             logs = self.store.directory / "crash_logs.txt"
             try:

@@ -11,24 +11,40 @@ from harness.errors import HarnessError
 from harness.objective import Objective
 from harness.records import Observation, Status
 
-__all__ = ["SessionOptions", "SessionResult"]
+__all__ = ["SessionOptions", "SessionPolicy", "SessionResult"]
 
 
-@dataclass(frozen=True)
-class SessionOptions:
-    """How a session runs its tests (all validated before the first test)."""
+@dataclass
+class SessionPolicy:
+    """How a session runs its tests: the ``session.*`` keys of the config, declared only here
+    (the config schema :class:`harness.config.SessionConf` extends this class)."""
+
+    #: A workload run is killed after this many times the default configuration's run time.
+    timeout_factor: float = 1.9
+    #: ... but never before this many seconds.
+    min_timeout_s: float = 10.0
+    #: The timeout of the default configuration's own run (trial 0).
+    first_timeout_s: float = 600.0
+    #: How long a server may take to start and become ready.
+    start_timeout_s: float = 120.0
+    #: Abort after this many crashed tests in a row (the ranges may exceed the machine).
+    max_consecutive_crashes: int = 5
+    #: Re-measure the default every N tests (0: never), to see the machine's drift.
+    default_every: int = 0
+    #: Show a progress bar on stderr.
+    progress: bool = True
+    #: Keep the work folder (servers' data, logs) after a finished session.
+    keep_workdir: bool = False
+
+
+@dataclass
+class SessionOptions(SessionPolicy):
+    """Everything a session is told: the policy plus budget, seed and repeats (validated
+    before the first test)."""
 
     budget: int = 100
     seed: int = 0
     repeats: int = 1
-    timeout_factor: float = 1.9
-    min_timeout_s: float = 10.0
-    first_timeout_s: float = 600.0
-    start_timeout_s: float = 120.0
-    max_consecutive_crashes: int = 5
-    default_every: int = 0
-    progress: bool = True
-    keep_workdir: bool = False
 
     def __post_init__(self) -> None:
         from harness.errors import ConfigError

@@ -28,12 +28,12 @@ import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.errors import StoreError
 from harness.records import Observation
 
-__all__ = ["SampleStore", "export_csv"]
+__all__ = ["SampleStore", "Store", "export_csv"]
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,30 @@ SAMPLES_FILE = "samples.csv"
 LOCK_FILE = "session.lock"
 
 
+class Store(Protocol):
+    """What a session needs from its store (:class:`SampleStore` on disk, or
+    :class:`~harness.store_memory.MemoryStore`)."""
+
+    directory: Path
+    persistent: bool
+
+    def lock(self) -> None: ...
+    def unlock(self) -> None: ...
+    @property
+    def exists(self) -> bool: ...
+    def create(self, meta: dict[str, Any]) -> None: ...
+    def read_meta(self) -> dict[str, Any]: ...
+    def update_meta(self, **changes: Any) -> None: ...
+    def append(self, observation: Observation, reference: bool = False) -> None: ...
+    def load(self, reference: bool = False) -> list[Observation]: ...
+    def export_csv(self, observations: Iterable[Observation] | None = None) -> Path | None: ...
+
+
 class SampleStore:
     """Durable, append-only storage of one session's observations."""
+
+    #: Files may be written next to the observations (artifacts, CSV, crash logs).
+    persistent = True
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)

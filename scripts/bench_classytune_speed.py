@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.classytune import ClassyTuneTuner
 from harness.records import Observation, Status
 from systems.synthetic import SyntheticSystem, function
+from tuners.classytune import ClassyTuneTuner
 
 
 def one_round(knob_set: str, n: int, seed: int, batch: int, s_factor: float) -> dict[str, float]:

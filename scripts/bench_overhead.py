@@ -14,14 +14,14 @@ import argparse
 import statistics
 import tempfile
 import time
-from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 
 from harness.build import build_session
+from harness.conf import CONFIG_DIR
 from harness.config import register_configs
 
-CONF = Path(__file__).resolve().parent.parent / "conf"
+CONF = CONFIG_DIR
 
 
 def one_session(tuner: str, tracking: bool, budget: int) -> tuple[float, float]:

@@ -26,6 +26,7 @@ import yaml
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from harness.conf import CONFIG_DIR
 from harness.loop import tune
 from harness.objective import Objective
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
@@ -50,7 +51,7 @@ def parse_tuner(spec: str) -> tuple[str, str, dict[str, Any]]:
 
 
 def make_factory(conf: str, overrides: dict[str, Any]) -> Any:
-    cfg = OmegaConf.load(ROOT / "conf" / "tuner" / f"{conf}.yaml")
+    cfg = OmegaConf.load(CONFIG_DIR / "tuner" / f"{conf}.yaml")
     assert isinstance(cfg, DictConfig)
     for key, value in overrides.items():
         cfg[key] = value

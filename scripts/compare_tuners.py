@@ -23,14 +23,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.bench import run_session as bench_session
-from harness.bench import tuner_names
+from paper.bench import run_session as bench_session
+from paper.bench import tuner_names
 
 SYSTEMS = ("10", "30")
 
 
 def run_session(job: tuple[str, str, int, int]) -> dict[str, Any]:
-    """One session on ``synthetic<knob_set>`` (shared with :mod:`harness.bench`)."""
+    """One session on ``synthetic<knob_set>`` (shared with :mod:`paper.bench`)."""
     name, knob_set, seed, budget = job
     return bench_session((name, f"synthetic{knob_set}", seed, budget))
 

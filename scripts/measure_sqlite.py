@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from baselines.sampling import LHSTuner
 from harness.loop import run_test, tune
 from harness.objective import Objective
 from systems.sqlite import SQLiteOLTP, SQLiteSystem, worker
+from tuners.sampling import LHSTuner
 
 
 def _timed(action: object, repeats: int = 3) -> list[float]:

@@ -3,7 +3,7 @@
 Runs tuner variants (``label=conf[:key=value,...]``, values are YAML, e.g.
 ``ct_r8=classytune:rounds=8,initial_fraction=0.3``) and reference tuners on suite systems
 (``conf/system/<name>.yaml``) and dev seeds (default 100-104; the benchmark uses 0-4), the same
-way as :func:`harness.bench.run_session`. Each variant is ranked *separately* against the
+way as :func:`paper.bench.run_session`. Each variant is ranked *separately* against the
 references on every (system, seed) problem, so adding variants does not change another
 variant's rank. Sessions are cached by label, overrides, system, seed and budget.
 
@@ -29,8 +29,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.bench import TUNER_DIR, _system, suite_names  # noqa: E402
-from harness.bench_score import normalised_score, rank_average  # noqa: E402
+from paper.bench import TUNER_DIR, _system, suite_names  # noqa: E402
+from paper.bench_score import normalised_score, rank_average  # noqa: E402
 
 Job = tuple[str, str, str, int, int]  # label, spec (conf:overrides), system, seed, budget
 
@@ -47,7 +47,7 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
 
 
 def run_job(job: Job) -> dict[str, Any]:
-    """One session, summarised like :func:`harness.bench.run_session`."""
+    """One session, summarised like :func:`paper.bench.run_session`."""
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 

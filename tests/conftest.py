@@ -12,10 +12,11 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
+from harness.conf import CONFIG_DIR
 from harness.config import register_configs
 
 ROOT = Path(__file__).resolve().parent.parent
-CONF = ROOT / "conf"
+CONF = CONFIG_DIR
 
 register_configs()
 

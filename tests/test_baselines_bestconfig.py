@@ -7,17 +7,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines.bestconfig import (
+from harness.loop import tune
+from harness.objective import Objective
+from harness.records import Observation, Status
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
+from tuners.bestconfig import (
     BestConfigTuner,
     bound,
     choose_maximin,
     dds,
     min_pairwise_sq_distance,
 )
-from harness.loop import tune
-from harness.objective import Objective
-from harness.records import Observation, Status
-from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 
 def _cells(points: np.ndarray, low: np.ndarray, high: np.ndarray, m: int) -> np.ndarray:

@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from baselines.expert import ExpertTuner, expert_setting, load_rules
 from harness.errors import ConfigError
 from harness.machine import Machine
+from paper.expert import ExpertTuner, expert_setting, load_rules
 from systems.synthetic import SyntheticSystem
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from baselines.regression import (
+from systems.synthetic import SyntheticSystem
+from systems.synthetic.function import response
+from tuners.regression import (
     MODELS,
     RegressionTuner,
     holdout_max_relative_error,
     max_relative_error,
 )
-from systems.synthetic import SyntheticSystem
-from systems.synthetic.function import response
 
 
 def test_max_relative_error_hand_computed() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench import _tuner_digest, main, suite_names
-from harness.bench_score import mean_ranks, normalised_score, rank_average, summarise
+from paper.bench import _tuner_digest, main, suite_names
+from paper.bench_score import mean_ranks, normalised_score, rank_average, summarise
 
 
 def test_normalised_score_max() -> None:
@@ -108,7 +108,7 @@ def test_end_to_end_tiny(tmp_path: Path) -> None:
     ]
     assert main(argv) == 0
     report = (out / "REPORT.md").read_text()
-    assert "python -m harness.bench --tuners random lhs" in report
+    assert "python -m paper.bench --tuners random lhs" in report
     assert "| random |" in report and "| lhs |" in report
     assert (out / "scores.png").stat().st_size > 1000
     cache = json.loads((out / "cache.json").read_text())

@@ -8,21 +8,21 @@ from typing import Any, TypedDict
 import numpy as np
 import pytest
 
-from harness.classytune import ClassyTuneTuner
-from harness.classytune.classifiers import make_classifier
-from harness.classytune.induction import induce_all_pairs
-from harness.classytune.ranked import (
+from harness.errors import ConfigError
+from harness.loop import tune
+from harness.objective import Objective
+from harness.space import Knob, Space
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
+from tuners.classytune import ClassyTuneTuner
+from tuners.classytune.classifiers import make_classifier
+from tuners.classytune.induction import induce_all_pairs
+from tuners.classytune.ranked import (
     local_candidates,
     rank_candidates,
     ranked_batch,
     select_new,
     snap_points,
 )
-from harness.errors import ConfigError
-from harness.loop import tune
-from harness.objective import Objective
-from harness.space import Knob, Space
-from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 
 def mixed_space() -> Space:

@@ -8,17 +8,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.analyze import knob_influence
-from harness.analyze import main as analyze_main
-from harness.classytune import ClassyTuneTuner
-from harness.classytune.model_io import load_artifacts
-from harness.classytune.tuner import round_sizes
 from harness.errors import ConfigError
 from harness.loop import tune
 from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.space import Knob, Space
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
+from tuners.classytune import ClassyTuneTuner
+from tuners.classytune.analyze import knob_influence
+from tuners.classytune.analyze import main as analyze_main
+from tuners.classytune.model_io import load_artifacts
+from tuners.classytune.tuner import round_sizes
 
 FAST: dict[str, Any] = {"s_factor": 10, "classifier_options": {"n_estimators": 30}}
 
@@ -74,7 +74,7 @@ def test_deterministic_under_seed_and_batching() -> None:
     system = SyntheticSystem("10")
     tuner = ClassyTuneTuner(system.space, seed=3, budget=40, rounds=2, **FAST)
     objective = Objective.for_workload(SyntheticWorkload.metrics)
-    from harness.loop import run_test
+    from harness.trial import run_test
 
     configs = []
     for trial in range(40):
@@ -191,9 +191,9 @@ def test_analyze_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_classifier_options_keyed_by_name_and_bad_options_fail_early() -> None:
-    from harness.classytune.tuner import ClassyTuneTuner
     from harness.errors import ConfigError
     from systems.synthetic import SyntheticSystem
+    from tuners.classytune.tuner import ClassyTuneTuner
 
     space = SyntheticSystem("10").space
     keyed = {"xgboost": {"n_estimators": 7}}

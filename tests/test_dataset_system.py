@@ -12,7 +12,6 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from baselines.sampling import LHSTuner
 from harness.build import build_session
 from harness.errors import ConfigError
 from harness.loop import run_test, tune
@@ -24,6 +23,7 @@ from systems.dataset import model as model_module
 from systems.dataset.optimum import load_optima
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 from tests.conftest import group_options
+from tuners.sampling import LHSTuner
 
 Compose = Callable[..., DictConfig]
 SURROGATES = [name for name in group_options("system") if name.startswith("surrogate_")]

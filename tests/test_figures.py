@@ -16,9 +16,10 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Polygon, Rectangle
 from omegaconf import DictConfig
 
-from harness.figures import analysis, plots
-from harness.figures.cli import main, make_figure
-from harness.figures.loader import NoRunsError, load_pools, load_sessions
+from harness.conf import CONFIG_DIR
+from paper.figures import analysis, plots
+from paper.figures.cli import main, make_figure
+from paper.figures.loader import NoRunsError, load_pools, load_sessions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -198,8 +199,8 @@ def _heights(ax: Axes) -> list[float]:
 
 
 def _fig8_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
-    from harness.figures.tables import subspace_tables
     from harness.space import Knob, Space
+    from paper.figures.tables import subspace_tables
 
     space = Space(
         (
@@ -257,8 +258,8 @@ def test_fig8_plot_draws_one_span_per_subspace() -> None:
 
 
 def test_sweep_tuner_moves_one_knob_only() -> None:
-    from harness.figures.tuners import SweepTuner, sweep_values
     from harness.space import Knob, Space
+    from paper.figures.tuners import SweepTuner, sweep_values
 
     space = Space(
         (
@@ -278,8 +279,8 @@ def test_sweep_tuner_moves_one_knob_only() -> None:
 
 
 def test_mapped_expert_converts_units_and_clamps() -> None:
-    from harness.figures.tuners import MappedExpertTuner
     from harness.space import Knob, Space
+    from paper.figures.tuners import MappedExpertTuner
 
     real = Space(
         (
@@ -344,7 +345,7 @@ def test_fig1_fig3_fig7_fig10a_plots() -> None:
 
 
 @pytest.mark.parametrize(
-    "recipe", sorted(p.stem for p in (ROOT / "conf" / "experiment").glob("*.yaml"))
+    "recipe", sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))
 )
 def test_every_recipe_composes_into_the_store_its_figure_reads(
     compose_cfg: Callable[..., DictConfig], recipe: str
@@ -353,7 +354,7 @@ def test_every_recipe_composes_into_the_store_its_figure_reads(
 
     from hydra.utils import instantiate
 
-    from harness.figures.cli import DEFAULT_URI, FIGURES
+    from paper.figures.cli import DEFAULT_URI, FIGURES
 
     cfg = compose_cfg(f"+experiment={recipe}")
     assert isinstance(instantiate(cfg.tuner), partial)
@@ -361,9 +362,7 @@ def test_every_recipe_composes_into_the_store_its_figure_reads(
     readers = [name for name, spec in FIGURES.items() if spec.recipe == recipe]
     # every figure's recipe exists; fig7_expert and fig5's pools feed figures under other names
     assert readers or recipe in ("fig7_expert", "fig5")
-    assert all(
-        (ROOT / "conf" / "experiment" / f"{s.recipe}.yaml").exists() for s in FIGURES.values()
-    )
+    assert all((CONFIG_DIR / "experiment" / f"{s.recipe}.yaml").exists() for s in FIGURES.values())
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 from harness.build import make_workload
 from harness.errors import ConfigError, KnobError, SystemStartError, WorkloadError
 from harness.executor import LocalExecutor
-from harness.loop import run_test
+from harness.trial import run_test
 from harness.objective import Objective
 from harness.records import Status
 from harness.remote.cluster import Cluster

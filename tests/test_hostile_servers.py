@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.loop import run_test
+from harness.trial import run_test
 from harness.objective import Objective
 from harness.records import Status
 from harness.system import MetricSpec, System, Workload

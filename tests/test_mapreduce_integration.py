@@ -62,7 +62,7 @@ def test_jvm_that_cannot_start_is_a_crash(tmp_path: Path) -> None:
 
 
 def test_budget_3_lhs_session(mapreduce) -> None:  # type: ignore[no-untyped-def]
-    from baselines.sampling import LHSTuner
+    from tuners.sampling import LHSTuner
 
     system, workload = mapreduce
     observations = tune(LHSTuner(system.space, seed=2, budget=3), system, workload, OBJECTIVE, 3)

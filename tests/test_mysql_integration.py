@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.loop import run_test
+from harness.trial import run_test
 from harness.machine import Machine
 from harness.objective import Objective
 from harness.records import Status
 from harness.system import Workload
 from systems.dbserver.sysbench import SysbenchOLTP
-from systems.dbserver.testing import LockedWorkload, check_session, short_session
 from systems.mysql import MySQLSystem
 from systems.tpcc import TPCCWorkload
+from tests.dbserver_session import LockedWorkload, check_session, short_session
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

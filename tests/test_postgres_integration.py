@@ -12,9 +12,9 @@ from harness.objective import Objective
 from harness.records import Status
 from harness.system import Workload
 from systems.dbserver.sysbench import SysbenchOLTP
-from systems.dbserver.testing import LockedWorkload, check_session, short_session
 from systems.postgres import PgBench, PostgresSystem
 from systems.tpcc import TPCCWorkload
+from tests.dbserver_session import LockedWorkload, check_session, short_session
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -39,7 +39,7 @@ def test_short_session(name: str, tmp_path: Path) -> None:
 def test_crash_then_timeout_then_recovery(tmp_path: Path) -> None:
     import psycopg
 
-    from harness.loop import run_test
+    from harness.trial import run_test
 
     system = PostgresSystem()
     workload = SysbenchOLTP("readonly", duration_s=3, tables=2, table_size=10_000)

@@ -55,7 +55,7 @@ def test_driver_memory_below_minimum_is_a_crash_with_cause(spark) -> None:  # ty
 
 
 def test_budget_3_lhs_session(spark) -> None:  # type: ignore[no-untyped-def]
-    from baselines.sampling import LHSTuner
+    from tuners.sampling import LHSTuner
 
     system, workload = spark
     space = system.space

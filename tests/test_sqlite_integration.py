@@ -13,8 +13,9 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from harness.conf import CONFIG_DIR
 from harness.errors import SystemStartError, WorkloadError, WorkloadTimeout
-from harness.loop import run_test
+from harness.trial import run_test
 from harness.objective import Objective
 from harness.records import Status
 from systems.sqlite import SQLiteOLTP, SQLiteSystem
@@ -147,7 +148,7 @@ def test_a_broken_pristine_file_is_a_crash(sqlite_rw) -> None:
 
 
 def test_the_hydra_config_builds_the_system_and_both_workloads() -> None:
-    cfg = OmegaConf.load(Path(__file__).resolve().parent.parent / "conf/system/sqlite.yaml")
+    cfg = OmegaConf.load(CONFIG_DIR / "system" / "sqlite.yaml")
     system = instantiate(cfg.adapter)
     assert isinstance(system, SQLiteSystem) and system.space.dim == 10
     assert cfg.default_workload == "readwrite"

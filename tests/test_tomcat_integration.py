@@ -73,7 +73,7 @@ def test_port_in_use_raises_system_start_error(tomcat) -> None:  # type: ignore[
 
 @pytest.mark.slow
 def test_budget_3_lhs_session(tomcat) -> None:  # type: ignore[no-untyped-def]
-    from baselines.sampling import LHSTuner
+    from tuners.sampling import LHSTuner
 
     system, workload = tomcat
     observations = tune(LHSTuner(system.space, seed=1, budget=3), system, workload, OBJECTIVE, 3)

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import harness.loop
-from baselines.sampling import LHSTuner
 from harness.errors import ConfigError
 from harness.loop import tune
 from harness.machine import Machine
@@ -25,6 +24,7 @@ from harness.utility import (
     rescore,
 )
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
+from tuners.sampling import LHSTuner
 
 METRICS = (
     MetricSpec("tps", "max", "tx/s"),

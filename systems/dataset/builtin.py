@@ -3,17 +3,17 @@ without the app (for scripts and benchmarks)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from harness.conf import CONFIG_DIR
 from systems.dataset.system import DatasetSystem, SurrogateWorkload
 
 __all__ = ["CONF_DIR", "builtin_names", "load_builtin"]
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf" / "system"
+CONF_DIR = CONFIG_DIR / "system"
 
 
 def builtin_names() -> list[str]:

@@ -1,4 +1,4 @@
-"""Expert settings for the synthetic system (baselines/expert.py), written like a DBA would for
+"""Expert settings for the synthetic system (paper/expert.py), written like a DBA would for
 a database with these knobs, without looking at the response function.
 
 * ``manual``: fixed values in the spirit of common published guidance (a 1 GiB cache, direct
