@@ -8,7 +8,6 @@ first test, with a one-line :class:`~harness.errors.HarnessError`.
 from __future__ import annotations
 
 import secrets
-import subprocess
 import time
 from dataclasses import fields
 from functools import partial
@@ -19,10 +18,10 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from harness import tracking_keys as keys
 from harness.errors import ConfigError, HarnessError
 from harness.objective import Objective
 from harness.session import Session, SessionOptions, TunerFactory
+from harness.session_meta import session_meta
 from harness.session_options import SessionPolicy
 from harness.space import Config
 from harness.store import SampleStore, Store
@@ -138,48 +137,6 @@ def _container(node: Any) -> dict[str, Any]:
     tree = OmegaConf.to_container(node, resolve=True)
     assert isinstance(tree, dict)
     return {str(k): v for k, v in tree.items()}
-
-
-#: The libraries whose versions change a session's numbers (models, samplers, numerics).
-RESULT_LIBRARIES = (
-    "numpy",
-    "scipy",
-    "scikit-learn",
-    "xgboost",
-    "xgboost-cpu",
-    "bayesian-optimization",
-    "optuna",
-    "smac",
-    "pandas",
-)
-
-
-def library_versions() -> dict[str, str]:
-    """``harness.lib.<name>`` tags for the installed :data:`RESULT_LIBRARIES`."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    found = {}
-    for name in RESULT_LIBRARIES:
-        try:
-            found[f"{keys.PREFIX_LIBRARY}{name}"] = version(name)
-        except PackageNotFoundError:
-            continue
-    return found
-
-
-def _git_revision() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).parent,
-            check=False,
-        )
-        return out.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
 
 
 def _results_dir(cfg: DictConfig) -> Path:
@@ -316,46 +273,6 @@ def new_session_id(system: str, workload: str, tuner: str, seed: int) -> str:
     return f"{system}-{workload}-{tuner}-s{seed}-{stamp}-{secrets.token_hex(2)}"
 
 
-def session_meta(
-    session_id: str,
-    folder: Path,
-    system: System,
-    workload: Workload,
-    objective: Any,
-    tuner_name: str,
-    *,
-    seed: int,
-    experiment: str,
-    config: dict[str, Any] | None = None,
-    params: dict[str, Any] | None = None,
-    artifact_root: Path | None = None,
-) -> dict[str, Any]:
-    """What a new session's store records about it (and what its MLflow run is tagged with)."""
-    tags = {
-        keys.TAG_SYSTEM: system.name,
-        keys.TAG_WORKLOAD: workload.name,
-        keys.TAG_TUNER: tuner_name,
-        keys.TAG_SEED: str(seed),
-        keys.TAG_GIT: _git_revision(),
-        **library_versions(),
-        keys.TAG_SESSION_ID: session_id,
-        keys.TAG_SESSION_DIR: str(folder.resolve()),
-        keys.TAG_OBJECTIVE: objective.metric,
-        keys.TAG_DIRECTION: objective.direction,
-        keys.TAG_SYSTEM_KIND: system.kind,
-        **{f"harness.system.{k}": str(v) for k, v in system.describe().items()},
-    }
-    return {
-        "session_id": session_id,
-        "created": time.time(),
-        "config": config or {},
-        "experiment": experiment,
-        "tags": tags,
-        "params": params or {},
-        "artifact_root": str((artifact_root or folder / "mlartifacts").resolve()),
-    }
-
-
 def assemble_session(
     tuner_factory: TunerFactory,
     system: System,
@@ -374,14 +291,13 @@ def assemble_session(
 
     :func:`build_session` calls it for a composed config; :func:`harness.api.run_objects`
     for objects a caller built (in memory, untracked). A new store is created with ``meta``
-    (or a minimal record of the session).
+    (or a minimal record of the session); a given store (a resume) is used as it is.
     """
     tuner_name = tuner_name_of(tuner_factory)
     session_id = session_id or new_session_id(system.name, workload.name, tuner_name, options.seed)
-    if isinstance(store, str):
+    if isinstance(store, str):  # a new session: its store must not exist yet
         folder = results_dir / "sessions" / session_id
         store = MemoryStore(folder) if store == "memory" else SampleStore(folder)
-    if not store.exists:
         store.create(
             meta
             or session_meta(

@@ -31,12 +31,24 @@ from __future__ import annotations
 import ast
 import difflib
 import math
-import operator
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from harness.errors import ConfigError, HarnessError
+from harness.expression_grammar import (
+    BINARY,
+    BITWISE,
+    COMPARE,
+    FUNCTIONS,
+    MAX_EXPONENT,
+    MAX_LENGTH,
+    MAX_MAGNITUDE,
+    MAX_NODES,
+    REFUSED,
+    EvaluationError,
+    ExpressionError,
+    Kind,
+)
 
 __all__ = [
     "MAX_EXPONENT",
@@ -48,104 +60,6 @@ __all__ = [
     "ExpressionError",
     "parse",
 ]
-
-MAX_LENGTH = 500  # characters; a utility is a formula, not a program
-MAX_NODES = 200  # syntax-tree nodes, caps nesting and evaluation cost
-MAX_EXPONENT = 64.0
-MAX_MAGNITUDE = 1e100  # any metric arithmetic stays far below this; beyond it is a runaway
-
-Kind = Literal["num", "bool"]
-
-
-class ExpressionError(ConfigError):
-    """An expression in the config is malformed, unsafe, or names an unknown metric."""
-
-
-class EvaluationError(HarnessError):
-    """An expression could not be evaluated on a test's metrics (e.g. division by zero)."""
-
-
-_BINARY: dict[type[ast.operator], tuple[str, Callable[[float, float], float]]] = {
-    ast.Add: ("+", operator.add),
-    ast.Sub: ("-", operator.sub),
-    ast.Mult: ("*", operator.mul),
-    ast.Div: ("/", operator.truediv),
-    ast.FloorDiv: ("//", operator.floordiv),
-    ast.Mod: ("%", operator.mod),
-    ast.Pow: ("**", operator.pow),
-}
-_COMPARE: dict[type[ast.cmpop], tuple[str, Callable[[float, float], bool]]] = {
-    ast.Lt: ("<", operator.lt),
-    ast.LtE: ("<=", operator.le),
-    ast.Gt: (">", operator.gt),
-    ast.GtE: (">=", operator.ge),
-    ast.Eq: ("==", operator.eq),
-    ast.NotEq: ("!=", operator.ne),
-}
-
-_BITWISE: dict[type[ast.operator], str] = {
-    ast.BitXor: "^",
-    ast.BitOr: "|",
-    ast.BitAnd: "&",
-    ast.LShift: "<<",
-    ast.RShift: ">>",
-    ast.MatMult: "@",
-}
-
-
-def _clip(x: float, low: float, high: float) -> float:
-    return min(max(x, low), high)
-
-
-def _positive(name: str, fn: Callable[[float], float]) -> Callable[[float], float]:
-    def checked(x: float) -> float:
-        if x <= 0:
-            raise EvaluationError(f"{name}() of a non-positive number ({x:g})")
-        return fn(x)
-
-    return checked
-
-
-def _sqrt(x: float) -> float:
-    if x < 0:
-        raise EvaluationError(f"sqrt() of a negative number ({x:g})")
-    return math.sqrt(x)
-
-
-# name -> (min args, max args or None, function)
-_FUNCTIONS: dict[str, tuple[int, int | None, Callable[..., float]]] = {
-    "min": (1, None, lambda *args: min(args)),  # min(x) of one number is x
-    "max": (1, None, lambda *args: max(args)),
-    "abs": (1, 1, abs),
-    "sqrt": (1, 1, _sqrt),
-    "log": (1, 1, _positive("log", math.log)),
-    "log10": (1, 1, _positive("log10", math.log10)),
-    "exp": (1, 1, math.exp),
-    "clip": (3, 3, _clip),
-}
-
-# Messages for refused node types (anything not listed: "<NodeType> is not allowed").
-_REFUSED: dict[type[ast.AST], str] = {
-    ast.Attribute: "attribute access is not allowed",
-    ast.Subscript: "subscripts are not allowed",
-    ast.Slice: "slices are not allowed",
-    ast.Lambda: "lambdas are not allowed",
-    ast.ListComp: "comprehensions are not allowed",
-    ast.SetComp: "comprehensions are not allowed",
-    ast.DictComp: "comprehensions are not allowed",
-    ast.GeneratorExp: "comprehensions are not allowed",
-    ast.JoinedStr: "strings are not allowed",
-    ast.FormattedValue: "strings are not allowed",
-    ast.NamedExpr: "assignments are not allowed",
-    ast.Starred: "star arguments are not allowed",
-    ast.List: "lists are not allowed",
-    ast.Tuple: "tuples are not allowed",
-    ast.Set: "sets are not allowed",
-    ast.Dict: "dicts are not allowed",
-    ast.Await: "await is not allowed",
-    ast.Yield: "yield is not allowed",
-    ast.YieldFrom: "yield is not allowed",
-}
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,8 +171,8 @@ class _Checker:
             return "num"
         if isinstance(node, ast.BinOp):
             op = type(node.op)
-            if op not in _BINARY:
-                symbol = _BITWISE.get(op, op.__name__)
+            if op not in BINARY:
+                symbol = BITWISE.get(op, op.__name__)
                 hint = " (use ** for powers)" if op is ast.BitXor else ""
                 raise self.fail(f"operator {symbol} is not allowed{hint}", col)
             self.number(node.left, "left operand")
@@ -276,7 +190,7 @@ class _Checker:
             raise self.fail("bitwise operators are not allowed", col)
         if isinstance(node, ast.Compare):
             for cmp in node.ops:
-                if type(cmp) not in _COMPARE:
+                if type(cmp) not in COMPARE:
                     raise self.fail(
                         f"comparison {type(cmp).__name__} is not allowed (use < <= > >= == !=)",
                         col,
@@ -295,7 +209,7 @@ class _Checker:
             return "num"
         if isinstance(node, ast.Call):
             return self.call(node, col)
-        raise self.fail(_REFUSED.get(type(node), f"{type(node).__name__} is not allowed"), col)
+        raise self.fail(REFUSED.get(type(node), f"{type(node).__name__} is not allowed"), col)
 
     def number(self, node: ast.expr, role: str) -> None:
         if self.check(node) != "num":
@@ -322,13 +236,13 @@ class _Checker:
             )
 
     def call(self, node: ast.Call, col: int) -> Kind:
-        allowed = ", ".join(_FUNCTIONS)
-        if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS:
+        allowed = ", ".join(FUNCTIONS)
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
             name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
             raise self.fail(f"calls to {name!r} are not allowed (functions: {allowed})", col)
         if node.keywords:
             raise self.fail("keyword arguments are not allowed", col)
-        low, high, _ = _FUNCTIONS[node.func.id]
+        low, high, _ = FUNCTIONS[node.func.id]
         n = len(node.args)
         if n < low or (high is not None and n > high):
             need = f"{low}" if low == high else f"at least {low}"
@@ -364,7 +278,7 @@ class _Evaluator:
         if isinstance(node, ast.Name):
             return self.name(node.id)
         if isinstance(node, ast.BinOp):
-            symbol, fn = _BINARY[type(node.op)]
+            symbol, fn = BINARY[type(node.op)]
             return self.arith(symbol, fn, self.eval(node.left), self.eval(node.right))
         if isinstance(node, ast.UnaryOp):
             operand = self.eval(node.operand)
@@ -375,7 +289,7 @@ class _Evaluator:
             left = self.eval(node.left)
             for op, right_node in zip(node.ops, node.comparators, strict=True):
                 right = self.eval(right_node)
-                if not _COMPARE[type(op)][1](left, right):
+                if not COMPARE[type(op)][1](left, right):
                     return False
                 left = right
             return True
@@ -386,7 +300,7 @@ class _Evaluator:
         if isinstance(node, ast.IfExp):
             return self.eval(node.body) if self.eval(node.test) else self.eval(node.orelse)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            fn = _FUNCTIONS[node.func.id][2]
+            fn = FUNCTIONS[node.func.id][2]
             args = [self.eval(a) for a in node.args]
             return self.checked(f"{node.func.id}()", lambda: fn(*args))
         raise EvaluationError(f"unexpected {type(node).__name__} in {self.text!r}")  # unreachable
@@ -437,7 +351,7 @@ def _violation(node: ast.expr, ev: _Evaluator) -> float:
         total, left = 0.0, float(ev.eval(node.left))
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = float(ev.eval(right_node))
-            if not _COMPARE[type(op)][1](left, right):
+            if not COMPARE[type(op)][1](left, right):
                 total += abs(left - right) if not isinstance(op, ast.NotEq) else 0.0
             left = right
         return total

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import shutil
 import time
 import traceback
 from collections.abc import Callable
@@ -30,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import tracking_keys as keys
+from harness import workdir
 from harness.errors import HarnessError, HostUnreachable, SessionAborted, StoreError
 from harness.objective import Objective
 from harness.records import Observation, Status
@@ -38,7 +37,7 @@ from harness.signals import SignalGuard, exported
 from harness.space import Config
 from harness.store import Store
 from harness.system import System, Workload
-from harness.tracking import Tracker
+from harness.tracker import Tracker
 from harness.trial import run_test
 from harness.tuner import Tuner
 
@@ -47,8 +46,6 @@ __all__ = ["Session", "SessionOptions", "SessionResult"]
 log = logging.getLogger(__name__)
 
 TunerFactory = Callable[..., Tuner]
-#: The file that marks a work folder as created by the session named inside it.
-WORKDIR_MARKER = ".harness-session"
 #: Exported to every process a session starts (servers, clients), to find strays by.
 SESSION_ENV = "HARNESS_SESSION"
 
@@ -187,36 +184,7 @@ class Session:
 
     # -- the work folder --------------------------------------------------------------------
     def _prepare_workdir(self) -> None:
-        """Create the work folder and mark it as this session's (reuse it only if marked)."""
-        marker = self.workdir / WORKDIR_MARKER
-        if self.workdir.exists():
-            if not self._owns_workdir():
-                raise SessionAborted(
-                    f"work folder {self.workdir} exists but was not created by session "
-                    f"{self.session_id}; move it away or pick another session.name"
-                )
-            return
-        try:
-            if not self.workdir.parent.exists():
-                self.workdir.parent.mkdir(parents=True)
-                os.chmod(self.workdir.parent, 0o711)
-            self.workdir.mkdir()
-            # 0711: server users (postgres, mysql) must traverse it to reach their instance
-            # folder; nobody else may list it.
-            os.chmod(self.workdir, 0o711)
-            marker.write_text(self.session_id + "\n")
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the work folder {self.workdir}: {exc.strerror}; "
-                "set results_dir=<a writable folder>"
-            ) from None
-
-    def _owns_workdir(self) -> bool:
-        try:
-            text = (self.workdir / WORKDIR_MARKER).read_text().strip()
-        except OSError:
-            return False
-        return text == self.session_id
+        workdir.prepare(self.workdir, self.session_id)
 
     def remove_workdir(self) -> None:
         """Delete the session's work folder here and on its remote hosts — only if this
@@ -224,16 +192,7 @@ class Session:
         from harness.remote.connect import remove_remote_workdirs
 
         remove_remote_workdirs(self.system, self.workdir)
-        if not self.workdir.exists():
-            return
-        if not self._owns_workdir():
-            log.warning(
-                "leaving %s in place: it was not created by session %s",
-                self.workdir,
-                self.session_id,
-            )
-            return
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        workdir.remove(self.workdir, self.session_id)
 
     # -- the loop -------------------------------------------------------------------------
     def _loop(

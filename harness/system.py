@@ -8,7 +8,13 @@ test status: :class:`~harness.errors.SystemStartError` → CRASHED,
 FAILED. Any other exception is a bug and stops the session (finished tests are kept).
 
 Adapters must make ``apply``, ``reset`` and ``stop`` idempotent, and must not leave processes
-behind after ``teardown`` (also when the session is interrupted).
+behind after ``teardown`` (also when the session is interrupted); :mod:`harness.process` has the
+shared readiness polling, process-group kill and command-failure mapping.
+
+Capabilities are declared, never sniffed from signatures: :attr:`System.placement` says where an
+adapter runs, and :data:`PLACEMENT_KEYWORD` the constructor keyword that hands it its host
+(:class:`RunsOnHost`) or its cluster (:class:`RunsOnCluster`). No adapter reloads a changed
+configuration without a restart: every test restarts the system.
 """
 
 from __future__ import annotations
@@ -17,14 +23,48 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from harness.space import Config, Space
 
-__all__ = ["MetricSpec", "Placement", "System", "SystemKind", "Workload"]
+if TYPE_CHECKING:
+    from harness.executor import Executor
+    from harness.remote.cluster import Cluster
+
+__all__ = [
+    "PLACEMENTS",
+    "PLACEMENT_KEYWORD",
+    "MetricSpec",
+    "Placement",
+    "RunsOnCluster",
+    "RunsOnHost",
+    "System",
+    "SystemKind",
+    "Workload",
+]
 
 SystemKind = Literal["real", "surrogate", "synthetic", "remote"]
 Placement = Literal["local", "host", "cluster"]
+PLACEMENTS: tuple[Placement, ...] = ("local", "host", "cluster")
+#: The constructor keyword through which an adapter of each remote-capable placement receives
+#: where it runs (``local`` adapters take neither).
+PLACEMENT_KEYWORD: Mapping[Placement, str] = {"host": "executor", "cluster": "cluster"}
+
+
+@runtime_checkable
+class RunsOnHost(Protocol):
+    """An adapter with ``placement = "host"``: built with ``executor=`` (default: this
+    machine), it runs every command and file operation of its system through it."""
+
+    executor: Executor
+
+
+@runtime_checkable
+class RunsOnCluster(Protocol):
+    """An adapter with ``placement = "cluster"``: built with ``cluster=`` (default: this
+    machine alone), it drives the SUT nodes and the load host through it."""
+
+    cluster: Cluster
 
 
 @dataclass(frozen=True)
@@ -73,7 +113,8 @@ class System(ABC):
     kind: SystemKind = "real"
     #: Where the adapter runs, declared so that ``hosts=`` never inspects signatures:
     #: ``local`` (this machine only), ``host`` (one host: the constructor takes
-    #: ``executor=``), ``cluster`` (several hosts: it takes ``cluster=``).
+    #: ``executor=``, see :class:`RunsOnHost`), ``cluster`` (several hosts: it takes
+    #: ``cluster=``, see :class:`RunsOnCluster`). The contract test checks the constructors.
     placement: ClassVar[Placement] = "local"
 
     def __init__(self, space: Space) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 from harness import tracking_keys as keys
 from harness.errors import TrackingError
 from harness.records import Observation
+from harness.tracker import NullTracker, Tracker
 from harness.tracking_outbox import FLUSH_LIMIT_S, Outbox, reason, summary
 from harness.tracking_uri import (
     HTTP_DEFAULTS,
@@ -58,56 +59,6 @@ _MAX_PARAM = 500
 _MAX_TAG = 5000
 _TERMINAL = frozenset({"FINISHED", "FAILED", "KILLED"})
 _RUN_STATUS = {"FINISHED": "FINISHED", "INTERRUPTED": "KILLED", "ABORTED": "FAILED"}
-
-
-class Tracker:
-    """Interface of the session's tracker; the base class tracks nothing.
-
-    Call order: :meth:`start_session` or :meth:`resume_session` once, then :meth:`log_test`
-    and :meth:`log_step` per test, then :meth:`finish` (which also closes). None of them
-    raises once the session run exists: records that cannot be written wait and are retried.
-    """
-
-    uri = ""
-    run_id: str | None = None
-
-    def start_session(
-        self,
-        experiment: str,
-        run_name: str,
-        params: Mapping[str, Any],
-        tags: Mapping[str, str],
-        artifact_root: Path,
-    ) -> str | None:
-        return None
-
-    def resume_session(self, run_id: str) -> set[int]:
-        """Reopen a session run; return the trials that already have a complete child run."""
-        return set()
-
-    def log_test(self, obs: Observation, objective_value: float | None) -> None: ...
-
-    def log_step(self, step: int, metrics: Mapping[str, float]) -> None:
-        """Log metrics by step; (metric, step) pairs the run already has are dropped."""
-
-    def finish(
-        self,
-        status: str,
-        metrics: Mapping[str, float],
-        params: Mapping[str, Any],
-        artifacts: Mapping[str, Path],
-    ) -> None:
-        """End the session run; ``params`` is the best configuration as ``config.<knob>``."""
-
-    def close(self) -> None:
-        """Send what is still buffered, then report in one line what could not be sent."""
-
-    def where(self) -> str:
-        return "tracking is off"
-
-
-class NullTracker(Tracker):
-    """Tracking disabled."""
 
 
 class _NoLockedTracebacks(logging.Filter):

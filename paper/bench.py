@@ -1,10 +1,18 @@
 """Tuner benchmark: every tuner × a suite of systems × seeds, efficacy and overhead in one run.
 
-Each (tuner, system, seed) session runs in-process with :func:`harness.loop.tune`; the systems
-come from ``conf/system/<name>.yaml`` (synthetic ones with an analytic optimum, surrogates with
-the committed best-known optimum). Finished sessions are cached in a JSON file, so a rerun or
-a resumed run only computes what is missing. Scoring and the report are in
-:mod:`paper.bench_score`.
+Each (tuner, system, seed) job is one session through the front door, exactly as
+``python -m harness tuner=<t> system=<s> seed=<k> budget=<n> tracking=none`` would run it:
+:func:`harness.api.compose` of the shipped configs, :func:`harness.api.prepare` with an
+in-memory store (no session folder, no MLflow) and :func:`harness.api.run`. The systems are
+``harness/conf/system/<name>.yaml`` (synthetic ones with an analytic optimum, surrogates with
+the committed best-known optimum). Jobs run on a process pool whose workers live for the whole
+run, so a surrogate's parsed data and fitted model are built once per worker (the per-process
+cache of :mod:`systems.dataset`) and each later session on it starts in milliseconds.
+
+Finished sessions are cached in a JSON file keyed by the job and a digest of the code and
+configs it depends on (:func:`paper.code_version.code_digest`), so a rerun or a resumed run
+computes only what is missing, and a fix in a tuner, a system or the core recomputes what it
+touches. Scoring and the report are in :mod:`paper.bench_score`.
 
     python -m paper.bench --quick
     python -m paper.bench --seeds 5 --budget 100 --processes 2 --out results/bench
@@ -13,26 +21,30 @@ a resumed run only computes what is missing. Scoring and the report are in
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import multiprocessing
 import os
 import shlex
 import sys
+import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.conf import CONFIG_DIR
 from paper.bench_score import plot_scores, report_markdown, summarise
+from paper.code_version import code_digest
 
 __all__ = [
     "DEFAULT_TUNERS",
     "TUNER_DIR",
+    "job_key",
     "main",
     "run_jobs",
     "run_session",
+    "session_row",
     "suite_names",
     "tuner_names",
 ]
@@ -68,9 +80,6 @@ QUICK_SURROGATES = ("surrogate_mysql_oltp", "surrogate_tomcat")
 
 Job = tuple[str, str, int, int]  # tuner config, system config, seed, budget
 
-# Systems built once per worker process: fitting/loading a surrogate costs seconds.
-_SYSTEMS: dict[str, Any] = {}
-
 
 def suite_names() -> list[str]:
     """The full suite: synthetic10, synthetic30 and every conf/system/surrogate_*.yaml."""
@@ -84,70 +93,101 @@ def tuner_names(only: list[str] | None) -> list[str]:
     return [n for n in names if not only or n in only]
 
 
-def _system(name: str) -> tuple[Any, Any]:
-    """(system, workload) of conf/system/<name>.yaml, set up once per process."""
-    if name not in _SYSTEMS:
-        from hydra.utils import instantiate
-        from omegaconf import OmegaConf
+def session_row(
+    tuner: str,
+    system: str,
+    seed: int,
+    budget: int,
+    tuner_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run one in-memory session through :mod:`harness.api`; return its summary.
 
-        cfg = OmegaConf.load(SYSTEM_DIR / f"{name}.yaml")
-        system = instantiate(cfg.adapter)
-        workload = instantiate(cfg.workloads[cfg.default_workload])
-        system.setup(Path("."), workload)
-        _SYSTEMS[name] = (system, workload)
-    return _SYSTEMS[name]
-
-
-def run_session(job: Job) -> dict[str, Any]:
-    """One session; returns its summary (larger-is-better scores) or the error that stopped it."""
-    name, system_name, seed, budget = job
-    from hydra.utils import instantiate
+    ``tuner_options`` set ``tuner.<key>`` in the composed config (checked like command-line
+    overrides when the session is prepared). Scores are larger-is-better. A session that does
+    not finish (e.g. its default configuration failed) gives ``error`` = its status and
+    message; one that cannot be built (an optional peer not installed) also ``retry``, so it
+    is not cached.
+    """
     from omegaconf import OmegaConf
 
-    from harness.loop import tune
-    from harness.objective import Objective
+    from harness import api
+    from harness.errors import HarnessError
 
-    system, workload = _system(system_name)
-    objective = Objective.for_workload(workload.metrics)
-    metric = objective.metric
     started = time.perf_counter()
-    try:
-        tuner = instantiate(OmegaConf.load(TUNER_DIR / f"{name}.yaml"))(
-            space=system.space, seed=seed, budget=budget
+    head = {"tuner": tuner, "system": system, "seed": seed, "budget": budget}
+    with tempfile.TemporaryDirectory(prefix="bench-") as results_dir:
+        cfg = api.compose(
+            [
+                f"tuner={tuner}",
+                f"system={system}",
+                f"seed={seed}",
+                f"budget={budget}",
+                "tracking=none",
+                "session.progress=false",
+                f"results_dir={results_dir}",
+            ]
         )
-        obs = tune(tuner, system, workload, objective, budget)
-    except ImportError as exc:  # an optional peer that is not installed
-        return {"tuner": name, "system": system_name, "seed": seed, "error": str(exc)}
-    best = tuner.best()
-    optimum = objective.score({metric: system.known_optimum()[1]})
+        for key, value in (tuner_options or {}).items():
+            OmegaConf.update(cfg.tuner, key, value, force_add=True)
+        try:
+            session = api.prepare(cfg, store="memory")
+            cpu = time.process_time()
+            result = api.run(session)
+            cpu = time.process_time() - cpu
+        except (ImportError, HarnessError) as exc:  # e.g. an optional peer not installed
+            return {**head, "error": str(exc), "retry": True}
+    objective, observations = session.objective, result.observations
+    if result.status != "FINISHED":
+        return {**head, "error": f"{result.status}: {result.message}"}
+    default, best = result.default, result.best
     return {
-        "tuner": name,
-        "system": system_name,
-        "seed": seed,
-        "budget": budget,
-        "metric": metric,
+        **head,
+        "metric": objective.metric,
         "direction": objective.direction,
-        "dim": system.space.dim,
-        "tests": len(obs),
-        "default": obs[0].score if obs[0].ok else None,
-        "best": best.score if best else None,
-        "optimum": optimum,
-        "failures": sum(not o.ok for o in obs),
-        "compute_s": tuner.compute_seconds,
+        "dim": session.system.space.dim,
+        "tests": len(observations),
+        "default": default.score if default is not None and default.ok else None,
+        "best": best.score if best is not None else None,
+        "optimum": objective.score({objective.metric: session.system.known_optimum()[1]}),
+        "failures": sum(not o.ok for o in observations),
+        "compute_s": result.tuner_seconds,
+        "cpu_s": cpu,  # process CPU of the run (the synthetic/surrogate tests cost ~nothing)
         "wall_s": time.perf_counter() - started,
     }
 
 
-def _key(job: Job) -> str:
-    """Cache key: the job plus a digest of the tuner's config file, so a changed tuner
-    setting (e.g. a new ClassyTune default) is recomputed instead of read back stale."""
-    return "{}|{}|{}|{}".format(*job) + f"|{_tuner_digest(job[0])}"
+def run_session(job: Job) -> dict[str, Any]:
+    """One benchmark job (a pool worker's task): :func:`session_row` of the job."""
+    return session_row(*job)
 
 
-def _tuner_digest(name: str) -> str:
-    path = TUNER_DIR / f"{name}.yaml"
-    content = path.read_bytes() if path.exists() else name.encode()
-    return hashlib.sha256(content).hexdigest()[:10]
+def job_key(job: Job) -> str:
+    """Cache key: the job plus :func:`~paper.code_version.code_digest` of its tuner and system
+    (their configs and code, and the core's), so a changed tuner setting or a bug fix is
+    recomputed instead of read back stale."""
+    return "{}|{}|{}|{}".format(*job) + f"|{code_digest(job[0], job[1])}"
+
+
+class _OncePerProcess(logging.Filter):
+    """Drops a log message this process has already shown (a surrogate's fidelity warning
+    would otherwise repeat at every session a worker builds on it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self.seen:
+            return False
+        self.seen.add(message)
+        return True
+
+
+def _init_worker() -> None:
+    logging.basicConfig(level=logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_OncePerProcess())
 
 
 def run_jobs(
@@ -157,9 +197,10 @@ def run_jobs(
     cached: dict[str, dict[str, Any]] = {}
     if cache and cache.exists():
         cached = json.loads(cache.read_text())
-    todo = [j for j in jobs if _key(j) not in cached]
+    results = dict(cached)
+    todo = [j for j in jobs if job_key(j) not in cached]
     # Seed-major order: a run stopped early still holds whole seeds (every tuner on every
-    # system), so `--seeds k` reports them; workers keep the systems they built.
+    # system), so `--seeds k` reports them; workers keep the surrogates they built.
     todo.sort(key=lambda j: (j[2], j[1], j[0]))
     # One BLAS thread per worker: the processes already use the cores.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -168,19 +209,22 @@ def run_jobs(
         from tqdm import tqdm
 
         with (
-            multiprocessing.get_context("spawn").Pool(processes) as pool,
+            multiprocessing.get_context("spawn").Pool(processes, _init_worker) as pool,
             tqdm(total=len(todo), file=sys.stderr, disable=not progress, desc="sessions") as bar,
         ):
             for job, result in zip(todo, pool.imap(run_session, todo), strict=True):
-                cached[_key(job)] = result
+                results[job_key(job)] = result
                 bar.set_postfix_str(f"{job[0]} {job[1]} s{job[2]}", refresh=False)
                 bar.update()
+                if result.get("retry"):
+                    continue  # not installed now is no verdict on the tuner
+                cached[job_key(job)] = result
                 if cache:  # durable after each session, so an interrupted run resumes
                     cache.parent.mkdir(parents=True, exist_ok=True)
                     tmp = cache.with_suffix(".tmp")
                     tmp.write_text(json.dumps(cached, indent=1))
                     tmp.replace(cache)
-    return [cached[_key(j)] for j in jobs]
+    return [results[job_key(j)] for j in jobs]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -245,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(
             f"unknown tuner/system config(s): {', '.join(unknown)} "
-            f"(see conf/tuner/ and conf/system/)"
+            f"(see harness/conf/tuner/ and harness/conf/system/)"
         )
     jobs = [
         (t, s, seed, budget)
@@ -258,7 +302,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = run_jobs(
         jobs, args.processes, args.cache or args.out / "cache.json", progress=not args.no_progress
     )
-    errors = [r for r in rows if "error" in r]
+    errors: dict[tuple[str, str, str], int] = {}
+    for r in rows:
+        if "error" in r:
+            where = (r["tuner"], r["system"], r["error"])
+            errors[where] = errors.get(where, 0) + 1
     rows = [r for r in rows if "error" not in r]
     summary = summarise(rows)
     command = "python -m paper.bench " + shlex.join(argv if argv is not None else sys.argv[1:])
@@ -267,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         f"budget {budget}. Sessions: {len(rows)}"
         + (f"; left out: {' '.join(args.skip)}" if args.skip else "")
         + (
-            "; errors: " + "; ".join(f"{e['tuner']}: {e['error']}" for e in errors)
+            "; not scored: "
+            + "; ".join(f"{t}@{s} ({n} sessions): {e}" for (t, s, e), n in errors.items())
             if errors
             else ""
         )

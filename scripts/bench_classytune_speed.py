@@ -1,10 +1,12 @@
 """Benchmark ClassyTune's computation: training + search for n samples over d knobs.
 
-For each d, ``--repeats`` times: n LHS samples of the synthetic system (10 or 30 knobs) with their
-true responses, then one full ClassyTune round as the tuner runs it (induce all n(n-1) pairs, fit
-the default XGBoost comparator, compare |S| = s_factor x d candidates with the pivot, elbow +
-KMeans, bounds, LHS resampling of ``--batch`` points). Prints the medians of train, search and
-total time, and the process's peak RSS.
+For each d, ``--repeats`` times, one session of the paper's ClassyTune
+(``tuner=classytune_paper tuner.rounds=1 tuner.n_initial=n``, through :mod:`harness.api`) on
+the synthetic system (10 or 30 knobs): n LHS samples with their true responses, then one full
+round as the tuner runs it (induce all n(n-1) pairs, fit the default XGBoost comparator,
+compare |S| = s_factor x d candidates with the pivot, elbow + KMeans, bounds, LHS resampling
+of ``--batch`` points). Prints the medians of train, search and total time (the round's
+``ask``), and the process's peak RSS.
 
     python scripts/bench_classytune_speed.py --out results/classytune/speed.md
 """
@@ -15,42 +17,42 @@ import argparse
 import resource
 import statistics
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from harness.records import Observation, Status
-from systems.synthetic import SyntheticSystem, function
-from tuners.classytune import ClassyTuneTuner
+from harness import api
 
 
 def one_round(knob_set: str, n: int, seed: int, batch: int, s_factor: float) -> dict[str, float]:
-    space = SyntheticSystem(knob_set).space
-    tuner = ClassyTuneTuner(
-        space, seed=seed, budget=n + batch, n_initial=n, rounds=1, s_factor=s_factor
-    )
-    configs = tuner.ask(n)
-    points = space.encode_many(configs)
-    values = function.response(points) * 10_000.0
-    crashed = function.crashes(points)
-    tuner.tell(
-        [
-            Observation(
-                i,
-                c,
-                Status.CRASHED if crashed[i] else Status.SUCCEEDED,
-                None if crashed[i] else float(values[i]),
-            )
-            for i, c in enumerate(configs)
-        ]
-    )
-    started = time.perf_counter()
-    proposed = tuner.ask(batch)
-    total = time.perf_counter() - started
-    assert len(proposed) == batch
-    entry = tuner.round_log[-1]
-    return {"train": entry["train_s"], "search": entry["search_s"], "total": total}
+    """Train/search/total seconds of the round that follows the n initial samples."""
+    with tempfile.TemporaryDirectory(prefix="ct-speed-") as results_dir:
+        cfg = api.compose(
+            [
+                "tuner=classytune_paper",
+                "tuner.rounds=1",
+                f"tuner.n_initial={n}",
+                f"tuner.s_factor={s_factor}",
+                f"system=synthetic{knob_set}",
+                f"seed={seed}",
+                f"budget={n + batch}",
+                "tracking=none",
+                "session.progress=false",
+                f"results_dir={results_dir}",
+            ]
+        )
+        session = api.prepare(cfg, store="memory")
+        result = api.run(session)
+    tuner = session.tuner
+    assert result.status == "FINISHED" and tuner is not None, result.message
+    # The compute log holds ask(n) (the initial sample), tell(n), then the round's ask.
+    log = tuner.compute_log
+    told = next(i for i, r in enumerate(log) if r.phase == "tell")
+    round_ask = next(r for r in log[told:] if r.phase == "ask")
+    assert round_ask.n == batch, f"the round proposed {round_ask.n}, not {batch}"
+    entry = tuner.round_log[-1]  # type: ignore[attr-defined]
+    return {"train": entry["train_s"], "search": entry["search_s"], "total": round_ask.seconds}
 
 
 def main(argv: list[str] | None = None) -> int:

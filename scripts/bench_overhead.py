@@ -1,9 +1,10 @@
 """Benchmark: the harness's own overhead per tuning test (everything but the objective).
 
-Runs full sessions (sample store with fsync, MLflow tracking in a fresh SQLite store, the
-session loop, progress off) on the synthetic system, whose objective costs microseconds, and
-prints per-test overhead: median over repeated sessions of (session wall time − tuner
-computation) / tests, with and without MLflow, side by side in one run. Target: ≤ 0.3 s.
+Runs full sessions through :mod:`harness.api` as the CLI does (sample store with fsync, MLflow
+tracking in a fresh SQLite store, the session loop, progress off) on the synthetic system,
+whose objective costs microseconds, and prints per-test overhead: median over repeated sessions
+of (session wall time − tuner computation) / tests, with and without MLflow, side by side in
+one run. Target: ≤ 0.3 s.
 
     python scripts/bench_overhead.py [--budget 100] [--repeats 3]
 """
@@ -15,13 +16,7 @@ import statistics
 import tempfile
 import time
 
-from hydra import compose, initialize_config_dir
-
-from harness.build import build_session
-from harness.conf import CONFIG_DIR
-from harness.config import register_configs
-
-CONF = CONFIG_DIR
+from harness import api
 
 
 def one_session(tuner: str, tracking: bool, budget: int) -> tuple[float, float]:
@@ -37,11 +32,10 @@ def one_session(tuner: str, tracking: bool, budget: int) -> tuple[float, float]:
         overrides.append(
             f"tracking.uri=sqlite:///{tmp}/mlflow.db" if tracking else "tracking=none"
         )
-        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-            cfg = compose(config_name="config", overrides=overrides)
+        cfg = api.compose(overrides)
         started = time.perf_counter()
-        session = build_session(cfg)  # includes opening MLflow (once per session)
-        result = session.run()
+        session = api.prepare(cfg, overrides)  # includes opening MLflow (once per session)
+        result = api.run(session)
         wall = time.perf_counter() - started
         objective = sum(float(o.extra.get("run_s", 0.0)) for o in result.observations)
         tests = len(result.observations)
@@ -53,7 +47,6 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    register_configs()
     print(f"budget {args.budget}, {args.repeats} sessions per row, medians\n")
     print("| tuner | MLflow | harness overhead per test | tuner time per test |")
     print("|---|---|---|---|")

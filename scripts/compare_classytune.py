@@ -1,12 +1,14 @@
 """Compare ClassyTune (paper and best mode) with random and LHS on the synthetic systems.
 
-Each tuner runs a whole in-process session (:func:`harness.loop.tune`) per system and seed; the
-script prints, per system and tuner, the mean and std of the final best throughput, the mean
-improvement over the default configuration, the mean fraction of the known optimum, how many
-seeds beat ``lhs`` and ``random`` on the same seed, and the tuner's mean computation time.
+Each tuner runs a whole in-memory session per system and seed through :mod:`harness.api`
+(:func:`paper.bench.session_row`, as the benchmark runs them); the script prints, per system
+and tuner, the mean and std of the final best throughput, the mean improvement over the
+default configuration, the mean fraction of the known optimum, how many seeds beat ``lhs``
+and ``random`` on the same seed, and the tuner's mean computation time.
 
 Tuners are given as ``label=conf_name[:key=value,...]`` (``conf_name`` is a file of
-``conf/tuner/``; values are YAML), e.g. ``ct3=classytune:rounds=3,s_factor=30``.
+``harness/conf/tuner/``; values are YAML and set ``tuner.<key>``), e.g.
+``ct3=classytune:rounds=3,s_factor=30``.
 
     python scripts/compare_classytune.py --seeds 10 --out results/classytune/compare_synthetic.md
 """
@@ -16,22 +18,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
-from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
 
-from harness.conf import CONFIG_DIR
-from harness.loop import tune
-from harness.objective import Objective
-from systems.synthetic import SyntheticSystem, SyntheticWorkload
+from paper.bench import session_row
+from systems.synthetic import SyntheticSystem
 
-ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TUNERS = [
     "classytune_paper=classytune_paper",
     "classytune=classytune",
@@ -50,33 +45,23 @@ def parse_tuner(spec: str) -> tuple[str, str, dict[str, Any]]:
     return label, conf, values
 
 
-def make_factory(conf: str, overrides: dict[str, Any]) -> Any:
-    cfg = OmegaConf.load(CONFIG_DIR / "tuner" / f"{conf}.yaml")
-    assert isinstance(cfg, DictConfig)
-    for key, value in overrides.items():
-        cfg[key] = value
-    return instantiate(cfg)
-
-
-def run(label: str, factory: Any, knob_set: str, seed: int, budget: int) -> dict[str, float]:
-    system, workload = SyntheticSystem(knob_set), SyntheticWorkload()
-    system.setup(Path(tempfile.gettempdir()), workload)
-    objective = Objective.for_workload(workload.metrics)
-    tuner = factory(space=system.space, seed=seed, budget=budget)
-    started = time.perf_counter()
-    observations = tune(tuner, system, workload, objective, budget)
-    wall = time.perf_counter() - started
-    best = tuner.best()
-    assert best is not None and len(observations) == budget
-    default = observations[0].metrics["throughput"]
-    value = best.metrics["throughput"]
+def run(
+    conf: str, overrides: dict[str, Any], knob_set: str, seed: int, budget: int
+) -> dict[str, float]:
+    """One session of tuner config ``conf`` (with ``tuner.<key>`` overrides) on
+    ``synthetic<knob_set>``; throughput is maximised, so scores are throughputs."""
+    row = session_row(conf, f"synthetic{knob_set}", seed, budget, tuner_options=overrides)
+    if "error" in row:
+        raise SystemExit(f"{conf} on synthetic{knob_set} seed {seed}: {row['error']}")
+    assert row["metric"] == "throughput" and row["direction"] == "max"
+    assert row["best"] is not None and row["tests"] == budget
     return {
-        "best": value,
-        "improvement": value / default - 1.0,
-        "optimum_fraction": value / system.known_optimum()[1],
-        "tuner_s": tuner.compute_seconds,
-        "wall_s": wall,
-        "failures": sum(not o.ok for o in observations),
+        "best": row["best"],
+        "improvement": row["best"] / row["default"] - 1.0,
+        "optimum_fraction": row["best"] / row["optimum"],
+        "tuner_s": row["compute_s"],
+        "wall_s": row["wall_s"],
+        "failures": row["failures"],
     }
 
 
@@ -102,9 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     for knob_set in args.systems:
         results: dict[str, list[dict[str, float]]] = {}
         for label, conf, overrides in specs:
-            factory = make_factory(conf, overrides)
             results[label] = [
-                run(label, factory, knob_set, seed, args.budget) for seed in range(args.seeds)
+                run(conf, overrides, knob_set, seed, args.budget) for seed in range(args.seeds)
             ]
             print(f"  done {label} on synthetic{knob_set}", file=sys.stderr, flush=True)
         optimum = SyntheticSystem(knob_set).known_optimum()[1]

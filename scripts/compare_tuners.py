@@ -1,14 +1,16 @@
-"""Compare every tuner in conf/tuner/ (expert ones excepted) on the synthetic systems.
+"""Compare every tuner in harness/conf/tuner/ (expert ones excepted) on the synthetic systems.
 
-Each (tuner, system, seed) session runs in-process with :func:`harness.loop.tune` at the given
-budget; the table reports the final best throughput (mean and standard deviation over seeds),
-the improvement over the default configuration, the fraction of the known optimum reached, and
-the tuner's own computation time per session (``tuner.compute_seconds``, test time excluded).
+Each (tuner, system, seed) session runs in memory through :mod:`harness.api` at the given
+budget (:func:`paper.bench.run_session`, as in the benchmark); the table reports the final
+best throughput (mean and standard deviation over seeds), the improvement over the default
+configuration, the fraction of the known optimum reached, and the tuner's own computation
+time per session (``tuner.compute_seconds``, test time excluded).
 
     python scripts/compare_tuners.py --seeds 5 --budget 100 --processes 2 \
         --cache results/baselines/compare_cache.json > results/baselines/compare_synthetic.md
 
-``--cache`` keeps finished sessions in a JSON file so an interrupted run resumes; ``--tuners``
+``--cache`` keeps finished sessions in a JSON file so an interrupted run resumes (keyed, as the
+benchmark's, by the job and a digest of the code and configs it depends on); ``--tuners``
 restricts the comparison to some tuner configs.
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 
 from paper.bench import run_session as bench_session
 from paper.bench import tuner_names
+from paper.code_version import code_digest
 
 SYSTEMS = ("10", "30")
 
@@ -94,7 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         for ks in args.systems
         for seed in range(args.seeds)
     ]
-    key = "{}|{}|{}|{}".format
+
+    def key(name: str, knob_set: str, seed: int, budget: int) -> str:
+        digest = code_digest(name, f"synthetic{knob_set}")
+        return f"{name}|{knob_set}|{seed}|{budget}|{digest}"
+
     todo = [j for j in jobs if key(*j) not in cached]
     # One BLAS thread per worker: the processes already use the cores.
     os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -3,7 +3,9 @@
     /work/venv/bin/python scripts/measure_sqlite.py [--mix readwrite] [--budget 12]
         [--duration 4.5] [--repeats 3] [--rows 100000]
 
-Prints a Markdown report (the numbers in systems/sqlite/README.md come from it).
+Prints a Markdown report (the numbers in systems/sqlite/README.md come from it). The default
+runs and the LHS session are two in-memory sessions through :func:`harness.api.run_objects`
+(each sets the system up in its own work folder); every test may take 60 s.
 """
 
 from __future__ import annotations
@@ -17,10 +19,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.loop import run_test, tune
+from harness import api
 from harness.objective import Objective
+from harness.records import Observation
+from harness.session import SessionResult
+from harness.tuner import Tuner
+from paper.listed import ListTuner
 from systems.sqlite import SQLiteOLTP, SQLiteSystem, worker
 from tuners.sampling import LHSTuner
+
+TIMEOUTS = {"first_timeout_s": 60.0, "min_timeout_s": 60.0}
 
 
 def _timed(action: object, repeats: int = 3) -> list[float]:
@@ -61,6 +69,34 @@ def reset_strategies(folder: Path, rows: int) -> dict[str, list[float]]:
     }
 
 
+def session(
+    tuner: Tuner, mix: str, duration: float, rows: int, budget: int, folder: Path
+) -> tuple[SessionResult, float]:
+    """One in-memory session of ``tuner``; its result and the system's setup time."""
+    system = SQLiteSystem()
+    workload = SQLiteOLTP(mix=mix, duration_s=duration, rows=rows)
+    started = time.perf_counter()
+    setup: list[float] = []
+
+    def first(obs: Observation, _best: float | None) -> None:
+        if obs.trial == 0:  # the session set the system up just before this test
+            setup.append(time.perf_counter() - started - obs.duration_s)
+
+    result = api.run_objects(
+        tuner,
+        system,
+        workload,
+        budget=budget,
+        results_dir=folder,
+        objective=Objective.for_workload(workload.metrics, None, None),
+        on_progress=first,
+        **TIMEOUTS,
+    )
+    if result.status != "FINISHED":
+        raise SystemExit(f"{result.status}: {result.message}")
+    return result, setup[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mix", default="readwrite", choices=("readonly", "readwrite"))
@@ -78,19 +114,20 @@ def main() -> None:
         for name, times in reset_strategies(folder, args.rows).items():
             print(f"- {name}: " + ", ".join(f"{t:.3f}" for t in times))
 
-        system = SQLiteSystem()
-        workload = SQLiteOLTP(mix=args.mix, duration_s=args.duration, rows=args.rows)
-        started = time.perf_counter()
-        system.setup(folder / "work", workload)
-        print(f"\nsession setup (first pristine build): {time.perf_counter() - started:.2f} s")
-        objective = Objective.for_workload(workload.metrics, None, None)
+        space = SQLiteSystem().space
+        defaults, setup_s = session(
+            ListTuner(space, [{}] * (args.repeats - 1)),
+            args.mix,
+            args.duration,
+            args.rows,
+            args.repeats,
+            folder,
+        )
+        print(f"\nsession setup (first pristine build): {setup_s:.2f} s")
 
         print(f"\n### Default configuration x{args.repeats}")
         values = []
-        for trial in range(args.repeats):
-            obs = run_test(
-                system, workload, objective, system.space.default(), trial, timeout_s=60
-            )
+        for obs in defaults.observations:
             values.append(obs.metrics.get("tps", float("nan")))
             print(
                 f"- tps {values[-1]:.1f}, p95 {obs.metrics.get('latency_p95_ms', 0):.2f} ms, "
@@ -104,8 +141,9 @@ def main() -> None:
             )
 
         print(f"\n### LHS session, budget {args.budget} (seed {args.seed})")
-        tuner = LHSTuner(system.space, seed=args.seed, budget=args.budget)
-        observations = tune(tuner, system, workload, objective, args.budget, timeout_s=60)
+        tuner = LHSTuner(space, seed=args.seed, budget=args.budget)
+        lhs, _ = session(tuner, args.mix, args.duration, args.rows, args.budget, folder)
+        observations = lhs.observations
         for obs in observations:
             print(
                 f"- trial {obs.trial}: {obs.status.value} tps "
@@ -122,7 +160,6 @@ def main() -> None:
             f"(trial {best.trial}, x{best.metrics['tps'] / default:.1f})"
         )
         print(f"best configuration: {best.config}")
-        system.teardown()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -2,8 +2,9 @@
 
 Runs tuner variants (``label=conf[:key=value,...]``, values are YAML, e.g.
 ``ct_r8=classytune:rounds=8,initial_fraction=0.3``) and reference tuners on suite systems
-(``conf/system/<name>.yaml``) and dev seeds (default 100-104; the benchmark uses 0-4), the same
-way as :func:`paper.bench.run_session`. Each variant is ranked *separately* against the
+(``harness/conf/system/<name>.yaml``) and dev seeds (default 100-104; the benchmark uses 0-4),
+as :func:`paper.bench.session_row` runs them (in memory, through :mod:`harness.api`; overrides
+set ``tuner.<key>``). Each variant is ranked *separately* against the
 references on every (system, seed) problem, so adding variants does not change another
 variant's rank. Sessions are cached by label, overrides, system, seed and budget.
 
@@ -20,7 +21,6 @@ import multiprocessing
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from paper.bench import TUNER_DIR, _system, suite_names  # noqa: E402
+from paper.bench import session_row, suite_names  # noqa: E402
 from paper.bench_score import normalised_score, rank_average  # noqa: E402
 
 Job = tuple[str, str, str, int, int]  # label, spec (conf:overrides), system, seed, budget
@@ -47,36 +47,10 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
 
 
 def run_job(job: Job) -> dict[str, Any]:
-    """One session, summarised like :func:`paper.bench.run_session`."""
-    from hydra.utils import instantiate
-    from omegaconf import OmegaConf
-
-    from harness.loop import tune
-    from harness.objective import Objective
-
+    """One session, summarised by :func:`paper.bench.session_row` and labelled."""
     label, spec, system_name, seed, budget = job
     _, conf, overrides = parse_spec(f"x={spec}")
-    system, workload = _system(system_name)
-    objective = Objective.for_workload(workload.metrics)
-    cfg = OmegaConf.load(TUNER_DIR / f"{conf}.yaml")
-    for key, value in overrides.items():
-        OmegaConf.update(cfg, key, value, force_add=True)
-    started = time.perf_counter()
-    tuner = instantiate(cfg)(space=system.space, seed=seed, budget=budget)
-    obs = tune(tuner, system, workload, objective, budget)
-    best = tuner.best()
-    optimum = objective.score({objective.metric: system.known_optimum()[1]})
-    return {
-        "label": label,
-        "system": system_name,
-        "seed": seed,
-        "dim": system.space.dim,
-        "default": obs[0].score if obs[0].ok else None,
-        "best": best.score if best else None,
-        "optimum": optimum,
-        "compute_s": tuner.compute_seconds,
-        "wall_s": time.perf_counter() - started,
-    }
+    return {"label": label, **session_row(conf, system_name, seed, budget, overrides)}
 
 
 def speed(specs: list[tuple[str, str, dict[str, Any]]], repeats: int, budget: int) -> str:
@@ -97,9 +71,10 @@ def speed(specs: list[tuple[str, str, dict[str, Any]]], repeats: int, budget: in
         for system in ("synthetic10", "synthetic30"):
             walls, cpus = [], []
             for seed in range(100, 100 + repeats):
-                cpu = time.process_time()
                 row = run_job((label, spec, system, seed, budget))
-                cpus.append(time.process_time() - cpu)
+                if "error" in row:
+                    raise SystemExit(f"{label} on {system} seed {seed}: {row['error']}")
+                cpus.append(row["cpu_s"])
                 walls.append(row["compute_s"])
             lines.append(
                 f"| {label} | {row['dim']} | {budget} | {statistics.median(walls):.2f} "
@@ -163,20 +138,23 @@ def main(argv: list[str] | None = None) -> int:
     if todo:
         with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
             for i, (job, result) in enumerate(zip(todo, pool.imap(run_job, todo), strict=True)):
-                cache[_key(job)] = result
+                done = f"{result['wall_s']:.1f}s" if "wall_s" in result else result["error"]
                 print(
-                    f"[{i + 1}/{len(todo)}] {job[0]} {job[2]} s{job[3]}: {result['wall_s']:.1f}s",
+                    f"[{i + 1}/{len(todo)}] {job[0]} {job[2]} s{job[3]}: {done}",
                     file=sys.stderr,
                     flush=True,
                 )
+                if result.get("retry"):
+                    continue  # e.g. a peer not installed: not cached
+                cache[_key(job)] = result
                 args.cache.parent.mkdir(parents=True, exist_ok=True)
                 tmp = args.cache.with_suffix(".tmp")
                 tmp.write_text(json.dumps(cache, indent=1))
                 tmp.replace(args.cache)
     table: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
     for job in jobs:
-        if _key(job) not in cache:
-            continue
+        if _key(job) not in cache or "error" in cache[_key(job)]:
+            continue  # not run yet, or the session did not finish
         row = dict(cache[_key(job)])
         row["norm"] = normalised_score(row["best"], row["default"], row["optimum"])
         table.setdefault(job[0], {})[(job[2], job[3])] = row

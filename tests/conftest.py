@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
+from harness import api
 from harness.conf import CONFIG_DIR
 from harness.config import register_configs
 
@@ -67,8 +67,7 @@ def compose_cfg(tmp_path: Path) -> Callable[..., DictConfig]:
             base.append(f"tracking.uri=sqlite:///{tmp_path / 'results' / 'mlflow.db'}")
         else:
             base.append("tracking=none")
-        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-            return compose(config_name="config", overrides=[*base, *overrides])
+        return api.compose([*base, *overrides])
 
     return _compose
 

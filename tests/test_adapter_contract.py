@@ -17,7 +17,7 @@ from hydra.utils import get_class
 
 from harness.errors import ExecutorError
 from harness.executor import CommandResult, Executor
-from harness.system import System
+from harness.system import PLACEMENT_KEYWORD, PLACEMENTS, RunsOnHost, System
 from tests.conftest import CONF, group_options
 
 
@@ -80,11 +80,12 @@ def _adapter_class(target: str) -> type[System]:
 @pytest.mark.parametrize("target", _adapter_targets())
 def test_placement_is_declared_and_matches_the_constructor(target: str) -> None:
     cls = _adapter_class(target)
+    assert cls.placement in PLACEMENTS, f"{target}: declares {cls.placement!r}"
     parameters = inspect.signature(cls).parameters
-    expected = (
-        "cluster" if "cluster" in parameters else "host" if "executor" in parameters else "local"
+    taken = {place for place, keyword in PLACEMENT_KEYWORD.items() if keyword in parameters}
+    assert taken == ({cls.placement} - {"local"}), (
+        f"{target}: declares {cls.placement!r} but its constructor takes {sorted(taken)}"
     )
-    assert cls.placement == expected, f"{target}: declares {cls.placement!r}"
 
 
 @pytest.mark.parametrize(
@@ -94,6 +95,7 @@ def test_single_host_adapters_do_no_io_until_preflight(target: str) -> None:
     executor = RefusingExecutor()
     system = get_class(target)(executor=executor)  # must not touch the executor
     assert executor.calls == []
+    assert isinstance(system, RunsOnHost) and system.executor is executor
     with pytest.raises(ExecutorError, match="refused"):
         system.preflight()  # the installation check is where the I/O happens
     assert executor.calls

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import tempfile
 
 import numpy as np
 import pytest
 
-from harness.loop import tune
+from harness import api
 from harness.objective import Objective
 from harness.records import Observation, Status
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
@@ -96,10 +96,20 @@ def test_bound_keeps_current_bound_without_neighbour_and_clips() -> None:
 
 
 def _session(budget: int, seed: int = 0, **kw: int) -> tuple[BestConfigTuner, list[Observation]]:
+    """A whole in-memory session of BestConfig on synthetic10 through the API."""
     system, workload = SyntheticSystem("10"), SyntheticWorkload()
-    system.setup(Path("."), workload)
     tuner = BestConfigTuner(system.space, seed=seed, budget=budget, **kw)
-    return tuner, tune(tuner, system, workload, Objective("throughput", "max"), budget)
+    with tempfile.TemporaryDirectory() as results_dir:
+        result = api.run_objects(
+            tuner,
+            system,
+            workload,
+            budget=budget,
+            results_dir=results_dir,
+            objective=Objective("throughput", "max"),
+        )
+    assert result.status == "FINISHED", result.message
+    return tuner, result.observations
 
 
 @pytest.mark.parametrize("budget", [1, 2, 21, 22, 37, 100])

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, TypedDict
 
 import numpy as np
 import pytest
+from hydra.utils import instantiate
 
+from harness.api import compose, run_objects
 from harness.errors import ConfigError
-from harness.loop import tune
-from harness.objective import Objective
 from harness.space import Knob, Space
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
-from tuners.classytune import ClassyTuneTuner
-from tuners.classytune.classifiers import make_classifier
+from tuners.classytune import ClassyTuneBase, ClassyTunePaper, ClassyTuneRanked
+from tuners.classytune.classifiers import make_classifier, xgboost
 from tuners.classytune.induction import induce_all_pairs
 from tuners.classytune.ranked import (
     local_candidates,
@@ -85,30 +86,30 @@ def test_rank_candidates_prefers_the_better_region() -> None:
     assert ranks.shape == (2,) and ranks[0] > ranks[1] and np.all((ranks >= 0) & (ranks <= 1))
 
 
-def run_ranked(seed: int, budget: int = 40, **kwargs: Any) -> ClassyTuneTuner:
+def run_ranked(results: Path, seed: int, budget: int = 40, **kwargs: Any) -> ClassyTuneRanked:
     system, workload = SyntheticSystem("10"), SyntheticWorkload()
-    system.setup(Path("."), workload)
-    tuner = ClassyTuneTuner(
+    tuner = ClassyTuneRanked(
         system.space,
         seed=seed,
         budget=budget,
-        strategy="ranked",
         rounds=3,
         initial_fraction=0.4,
         s_factor=20,
         local_factor=0.5,
         opponents=3,
         max_pairs=500,
-        classifier_options={"n_estimators": 30},
+        classifier=partial(xgboost, n_estimators=30),
+        local_scale=0.1,
+        global_share=0.0,
         **kwargs,
     )
-    observations = tune(tuner, system, workload, Objective.for_workload(workload.metrics), budget)
-    assert len(observations) == budget
+    result = run_objects(tuner, system, workload, budget=budget, results_dir=results, seed=seed)
+    assert len(result.observations) == budget
     return tuner
 
 
-def test_ranked_mode_runs_rounds_without_repeats_and_is_deterministic() -> None:
-    tuner = run_ranked(seed=5)
+def test_ranked_mode_runs_rounds_without_repeats_and_is_deterministic(tmp_path: Path) -> None:
+    tuner = run_ranked(tmp_path, seed=5)
     assert tuner.plan == [16, 8, 8, 8]
     assert [r["batch"] for r in tuner.round_log] == [8, 8, 8]
     # 16 samples: 240 pairs; then 24 (552) and 32 (992) samples, capped by max_pairs
@@ -116,17 +117,18 @@ def test_ranked_mode_runs_rounds_without_repeats_and_is_deterministic() -> None:
     assert all(r["n_candidates"] == 300 for r in tuner.round_log)  # 20*10 global + 100 local
     keys = [tuple(sorted(o.config.items())) for o in tuner.history]
     assert len(set(keys)) == len(keys)  # no setting measured twice
-    again = run_ranked(seed=5)
+    again = run_ranked(tmp_path, seed=5)
     assert [o.config for o in again.history] == [o.config for o in tuner.history]
     params = tuner.params()
-    assert params["strategy"] == "ranked" and params["max_pairs"] == 500
+    assert params["name"] == "classytune" and params["max_pairs"] == 500
+    assert params["opponents"] == 3 and "k_max" not in params and "include_pivot" not in params
 
 
-def test_ranked_mode_beats_its_own_initial_sample() -> None:
+def test_ranked_mode_beats_its_own_initial_sample(tmp_path: Path) -> None:
     # the ranked rounds must improve on the initial LHS on most seeds (f is smooth enough)
     better = 0
     for seed in range(4):
-        tuner = run_ranked(seed=seed, budget=60)
+        tuner = run_ranked(tmp_path, seed=seed, budget=60)
         scores = [float(o.score or 0.0) for o in tuner.history if o.ok]
         initial = max(float(o.score or 0.0) for o in tuner.history[: tuner.plan[0]] if o.ok)
         better += max(scores) > initial
@@ -135,10 +137,52 @@ def test_ranked_mode_beats_its_own_initial_sample() -> None:
 
 def test_ranked_options_are_checked() -> None:
     space = SyntheticSystem("10").space
-    with pytest.raises(ConfigError, match="strategy"):
-        ClassyTuneTuner(space, strategy="greedy")
     with pytest.raises(ConfigError, match="opponents"):
-        ClassyTuneTuner(space, strategy="ranked", opponents=0)
+        ClassyTuneRanked(space, opponents=0)
+    with pytest.raises(ConfigError, match="global_share"):
+        ClassyTuneRanked(space, global_share=1.5)
+    with pytest.raises(TypeError):  # each tuner takes only its own options
+        ClassyTuneRanked(space, k_max=5)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        ClassyTunePaper(space, opponents=5)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("name", "cls", "classifier", "options"),
+    [
+        ("classytune", ClassyTuneRanked, "xgboost", '{"n_estimators": 100}'),
+        ("classytune_paper", ClassyTunePaper, "xgboost", "{}"),
+    ],
+)
+def test_configs_pick_the_class_and_the_classifier_by_target(
+    name: str, cls: type[ClassyTuneBase], classifier: str, options: str
+) -> None:
+    space = SyntheticSystem("10").space
+
+    def build(*overrides: str) -> ClassyTuneBase:
+        cfg = compose([f"tuner={name}", "system=synthetic10", *overrides])
+        tuner = instantiate(cfg.tuner)(space=space, seed=0, budget=20)
+        assert isinstance(tuner, ClassyTuneBase)
+        return tuner
+
+    tuner = build()
+    assert type(tuner) is cls and tuner.name == name
+    assert (tuner.params()["classifier"], tuner.params()["classifier_options"]) == (
+        classifier,
+        options,
+    )
+    # the command line's short form switches cleanly (no options of the old classifier)
+    tuner = build("tuner.classifier=decision_tree")
+    assert (tuner.params()["classifier"], tuner.params()["classifier_options"]) == (
+        "decision_tree",
+        "{}",
+    )
+    target = "tuner.classifier._target_=tuners.classytune.classifiers.random_forest"
+    assert build(target, "+tuner.classifier.max_depth=4").params()["classifier_options"] == (
+        '{"max_depth": 4}'
+        if name == "classytune_paper"
+        else '{"max_depth": 4, "n_estimators": 100}'
+    )
 
 
 class _RankedOptions(TypedDict):

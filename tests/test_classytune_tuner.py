@@ -1,35 +1,39 @@
-"""The ClassyTune tuner: contract, determinism, failures, mixed types, artifacts + analyze."""
+"""The paper's ClassyTune and what both ClassyTune tuners share: contract, determinism, failures,
+mixed types, the classifier as a factory, artifacts + analyze."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from harness.api import run_objects
 from harness.errors import ConfigError
-from harness.loop import tune
 from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.space import Knob, Space
+from harness.trial import run_test
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
-from tuners.classytune import ClassyTuneTuner
+from tuners.classytune import ClassyTunePaper, round_sizes
 from tuners.classytune.analyze import knob_influence
 from tuners.classytune.analyze import main as analyze_main
+from tuners.classytune.classifiers import decision_tree, describe, resolve, xgboost
 from tuners.classytune.model_io import load_artifacts
-from tuners.classytune.tuner import round_sizes
 
-FAST: dict[str, Any] = {"s_factor": 10, "classifier_options": {"n_estimators": 30}}
+FAST: dict[str, Any] = {"s_factor": 10, "classifier": partial(xgboost, n_estimators=30)}
 
 
 def run(
-    seed: int = 0, budget: int = 40, knob_set: str = "10", **kwargs: Any
-) -> tuple[ClassyTuneTuner, list[Observation]]:
+    results: Path, seed: int = 0, budget: int = 40, knob_set: str = "10", **kwargs: Any
+) -> tuple[ClassyTunePaper, list[Observation]]:
     system, workload = SyntheticSystem(knob_set), SyntheticWorkload()
-    system.setup(Path("."), workload)
-    tuner = ClassyTuneTuner(system.space, seed=seed, budget=budget, **{**FAST, **kwargs})
-    return tuner, tune(tuner, system, workload, Objective.for_workload(workload.metrics), budget)
+    tuner = ClassyTunePaper(system.space, seed=seed, budget=budget, **{**FAST, **kwargs})
+    result = run_objects(tuner, system, workload, budget=budget, results_dir=results, seed=seed)
+    assert result.status == "FINISHED"
+    return tuner, result.observations
 
 
 def test_round_sizes() -> None:
@@ -39,8 +43,8 @@ def test_round_sizes() -> None:
     assert round_sizes(10, 10, 3) == [10]
 
 
-def test_contract_batches_and_best_is_measured() -> None:
-    tuner, observations = run(rounds=2, initial_fraction=0.5)
+def test_contract_batches_and_best_is_measured(tmp_path: Path) -> None:
+    tuner, observations = run(tmp_path, rounds=2, initial_fraction=0.5)
     assert len(observations) == 40 and observations[0].is_default
     assert observations[0].config == tuner.space.default()
     assert tuner.plan == [20, 10, 10]
@@ -50,12 +54,15 @@ def test_contract_batches_and_best_is_measured() -> None:
     assert best is not None and best in observations
     assert best.score == max(float(o.score or 0) for o in observations if o.ok)
     params = tuner.params()
-    assert params["name"] == "classytune" and params["rounds"] == 2 and params["rules"] == "[]"
+    assert params["name"] == "classytune_paper" and params["rounds"] == 2
+    assert params["rules"] == "[]" and params["classifier"] == "xgboost"
+    assert params["classifier_options"] == '{"n_estimators": 30}'
+    assert "opponents" not in params  # the ranked tuner's options are not this one's
 
 
 def test_ask_returns_at_most_n_valid_configs_in_any_batch_size() -> None:
     space = SyntheticSystem("10").space
-    tuner = ClassyTuneTuner(space, seed=1, budget=30, **FAST)
+    tuner = ClassyTunePaper(space, seed=1, budget=30, **FAST)
     assert tuner.preferred_batch == 15
     first = tuner.ask(4)
     assert len(first) == 4 and first[0] == space.default()
@@ -65,17 +72,15 @@ def test_ask_returns_at_most_n_valid_configs_in_any_batch_size() -> None:
         space.validate(config)
 
 
-def test_deterministic_under_seed_and_batching() -> None:
-    a = [o.config for o in run(seed=3, rounds=2)[1]]
-    b = [o.config for o in run(seed=3, rounds=2)[1]]
-    c = [o.config for o in run(seed=4, rounds=2)[1]]
+def test_deterministic_under_seed_and_batching(tmp_path: Path) -> None:
+    a = [o.config for o in run(tmp_path, seed=3, rounds=2)[1]]
+    b = [o.config for o in run(tmp_path, seed=3, rounds=2)[1]]
+    c = [o.config for o in run(tmp_path, seed=4, rounds=2)[1]]
     assert a == b and a != c
     # one config per ask (tell after each) gives the same session as whole rounds
     system = SyntheticSystem("10")
-    tuner = ClassyTuneTuner(system.space, seed=3, budget=40, rounds=2, **FAST)
+    tuner = ClassyTunePaper(system.space, seed=3, budget=40, rounds=2, **FAST)
     objective = Objective.for_workload(SyntheticWorkload.metrics)
-    from harness.trial import run_test
-
     configs = []
     for trial in range(40):
         (config,) = tuner.ask(1)
@@ -84,9 +89,9 @@ def test_deterministic_under_seed_and_batching() -> None:
     assert configs == a
 
 
-def test_failures_lose_every_comparison() -> None:
+def test_failures_lose_every_comparison(tmp_path: Path) -> None:
     # the synthetic system crashes when buffer_pool_mb is in the top 7% of its range
-    tuner, observations = run(seed=0, budget=40, rounds=2)
+    tuner, observations = run(tmp_path, seed=0, budget=40, rounds=2)
     failed = [o for o in observations if o.status is Status.CRASHED]
     assert failed and tuner.best() is not None and tuner.best().ok  # type: ignore[union-attr]
     scores = tuner.scores()
@@ -96,7 +101,7 @@ def test_failures_lose_every_comparison() -> None:
 
 def test_all_failures_fall_back_to_lhs() -> None:
     space = SyntheticSystem("10").space
-    tuner = ClassyTuneTuner(space, seed=0, budget=12, n_initial=6, **FAST)
+    tuner = ClassyTunePaper(space, seed=0, budget=12, n_initial=6, **FAST)
     configs = tuner.ask(6)
     tuner.tell([Observation(i, c, Status.FAILED, None) for i, c in enumerate(configs)])
     more = tuner.ask(6)
@@ -117,7 +122,7 @@ def test_mixed_types_and_rules() -> None:
     def score(config: dict) -> float:
         return (config["mode"] == "c") + config["flag"] + config["threads"] / 8 + config["ratio"]
 
-    tuner = ClassyTuneTuner(
+    tuner = ClassyTunePaper(
         space,
         seed=0,
         budget=40,
@@ -146,30 +151,33 @@ def test_invalid_settings_are_config_errors() -> None:
     space = SyntheticSystem("10").space
     for kwargs in (
         {"classifier": "gpt"},
+        {"classifier": decision_tree(0)},  # a model, not a factory (no _partial_: true)
         {"induction": "hilbert"},
         {"bits": 40},
         {"initial_fraction": 0.0},
         {"rounds": 0},
+        {"k_max": 0},
         {"centre": "median"},
         {"rules": [{"knob": "nope"}]},
     ):
         with pytest.raises(ConfigError):
-            ClassyTuneTuner(space, **kwargs)  # type: ignore[arg-type]
+            ClassyTunePaper(space, **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("classifier", ["xgboost", "decision_tree"])
 def test_artifacts_and_analyze_round_trip(
     tmp_path: Path, classifier: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    options = {"n_estimators": 30} if classifier == "xgboost" else {}
-    tuner, _observations = run(
-        budget=30, rounds=1, classifier=classifier, classifier_options=options
-    )
+    factory = partial(xgboost, n_estimators=30) if classifier == "xgboost" else classifier
+    tuner, _observations = run(tmp_path, budget=30, rounds=1, classifier=factory)
     tuner.save_artifacts(tmp_path / "artifacts")
     art = load_artifacts(tmp_path)  # the session folder holding artifacts/ works too
     assert art.points.shape == (30, 10) and len(art.configs) == 30
     assert art.settings["best_trial"] == tuner.best().trial  # type: ignore[union-attr]
     assert art.configs[art.best_index] == tuner.best().config  # type: ignore[union-attr]
+    assert art.settings["classifier"] == classifier
+    model_file = "classifier.json" if classifier == "xgboost" else "classifier.joblib"
+    assert art.settings["model_file"] == model_file
     rows = knob_influence(art, probes=4)
     assert [r.knob for r in rows] == tuner.space.names
     assert all(r.verdict in ("raise", "lower", "keep", "fixed") for r in rows)
@@ -190,21 +198,26 @@ def test_analyze_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "unreadable" in capsys.readouterr().err
 
 
-def test_classifier_options_keyed_by_name_and_bad_options_fail_early() -> None:
-    from harness.errors import ConfigError
-    from systems.synthetic import SyntheticSystem
-    from tuners.classytune.tuner import ClassyTuneTuner
+def _nearest_centroid(seed: int = 0, shrink: float | None = None) -> Any:
+    from sklearn.neighbors import NearestCentroid
 
+    return NearestCentroid(shrink_threshold=shrink)
+
+
+def test_classifier_is_a_factory_or_a_short_name() -> None:
     space = SyntheticSystem("10").space
-    keyed = {"xgboost": {"n_estimators": 7}}
-    assert ClassyTuneTuner(
-        space, classifier="xgboost", classifier_options=keyed
-    ).classifier_options == {"n_estimators": 7}
-    assert (
-        ClassyTuneTuner(
-            space, classifier="decision_tree", classifier_options=keyed
-        ).classifier_options
-        == {}
-    )
+    assert resolve("decision_tree") is decision_tree
+    assert describe(partial(xgboost, n_estimators=7)) == ("xgboost", {"n_estimators": 7})
+    nested = partial(partial(xgboost, max_depth=2), n_estimators=7)
+    assert describe(nested) == ("xgboost", {"max_depth": 2, "n_estimators": 7})
+    tuner = ClassyTunePaper(space, classifier="decision_tree")
+    assert tuner.params()["classifier"] == "decision_tree"
+    assert tuner.params()["classifier_options"] == "{}"
+    tuner = ClassyTunePaper(space, classifier=partial(xgboost, n_estimators=7))
+    assert tuner.comparator.factory(seed=1).get_params()["n_estimators"] == 7
+    # a factory from elsewhere is named by its module path
+    own = ClassyTunePaper(space, classifier=partial(_nearest_centroid, shrink=0.1))
+    assert own.params()["classifier"] == f"{__name__}._nearest_centroid"
+    # bad options fail when the tuner is built, naming the classifier and the option
     with pytest.raises(ConfigError, match=r"decision_tree.*n_estimators"):
-        ClassyTuneTuner(space, classifier="decision_tree", classifier_options={"n_estimators": 7})
+        ClassyTunePaper(space, classifier=partial(decision_tree, n_estimators=7))

@@ -20,11 +20,11 @@ from omegaconf import DictConfig
 from harness.build import make_workload
 from harness.errors import ConfigError, KnobError, SystemStartError, WorkloadError
 from harness.executor import LocalExecutor
-from harness.trial import run_test
 from harness.objective import Objective
 from harness.records import Status
 from harness.remote.cluster import Cluster
 from harness.space import Space, load_catalogue
+from harness.trial import run_test
 from systems.hadoop import (
     DFSIOWorkload,
     HDFSYarnSystem,
@@ -33,6 +33,7 @@ from systems.hadoop import (
     commands,
     render,
 )
+from systems.hadoop.hibench import harness_conf, hibench_hadoop_conf
 from systems.hadoop.parse import (
     job_failure,
     new_report_rows,
@@ -42,7 +43,6 @@ from systems.hadoop.parse import (
     parse_yarn_nodes,
     safemode_off,
 )
-from systems.hadoop.workload import harness_conf, hibench_hadoop_conf
 from tests.sshd import PrivateSSHD
 
 DATA = Path(__file__).parent / "data" / "hadoop"

@@ -11,8 +11,9 @@ from omegaconf import DictConfig
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import LocalExecutor
 from harness.remote import Cluster, Host, Inventory
-from harness.remote.connect import adapter_kwargs
+from harness.remote.connect import adapter_kwargs, check_placement
 from harness.remote.ssh import remote_command
+from harness.system import System
 
 HOSTILE = [
     "; rm -rf /tmp/x",
@@ -113,15 +114,40 @@ def test_inventory_roles_defaults_and_errors() -> None:
         Inventory.from_config("x", [{"name": "a", "address": "h", "adress": "typo"}])
 
 
-def test_adapter_handover_by_signature() -> None:
+def test_adapter_handover_by_declared_placement() -> None:
     cluster = Cluster.local()
     assert adapter_kwargs("postgres", "systems.postgres.PostgresSystem", cluster) == {
         "executor": cluster.master
     }
-    with pytest.raises(ConfigError, match="runs only on this machine"):
-        adapter_kwargs("synthetic10", "systems.synthetic.SyntheticSystem", cluster)
+    assert adapter_kwargs("cassandra", "systems.cassandra.CassandraSystem", cluster) == {
+        "cluster": cluster
+    }
+    with pytest.raises(ConfigError, match="declares placement 'local'") as info:
+        adapter_kwargs("synthetic10", "systems.synthetic.SyntheticSystem", cluster, "lab")
+    assert "inventory 'lab'" in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(ConfigError, match="declares placement 'local'"):  # before connecting
+        check_placement("sqlite", "systems.sqlite.SQLiteSystem", "lab")
+    assert check_placement("hive", "systems.hadoop.HiveHadoopSystem") == "cluster"
     with pytest.raises(ConfigError, match="cannot load adapter"):
         adapter_kwargs("nope", "systems.nope.Nope", cluster)
+    with pytest.raises(ConfigError, match="not a System adapter"):
+        adapter_kwargs("path", "pathlib.Path", cluster)
+
+
+class _Undeclared(System):
+    """An adapter that takes an executor but declares nothing: it is not handed one."""
+
+    def __init__(self, executor: object = None) -> None:
+        self.executor = executor
+
+    def apply(self, config: dict[str, object]) -> None:
+        pass
+
+
+def test_a_constructor_keyword_alone_does_not_make_an_adapter_remote() -> None:
+    target = f"{__name__}._Undeclared"
+    with pytest.raises(ConfigError, match="declares placement 'local'"):
+        adapter_kwargs("undeclared", target, Cluster.local())
 
 
 def test_cluster_writes_every_node_and_runs_in_order(tmp_path) -> None:

@@ -3,24 +3,27 @@
 Each tuner is built the way a session builds it: the app's config is composed with
 ``tuner=<name> system=synthetic10`` and ``instantiate(cfg.tuner)(space=, seed=, budget=)``. Sizes
 that make a full session long (initial samples, rounds, candidates) are shrunk so a short budget
-runs every phase of every tuner. Expert tuners are skipped on systems without rules, Optuna ones
+runs every phase of every tuner. Sessions run through :func:`harness.api.run_objects` (the one
+session loop, in memory). Expert tuners are skipped on systems without rules, Optuna ones
 when Optuna (or, for the GP sampler, PyTorch) is missing.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from hydra.utils import instantiate
 from omegaconf import DictConfig, open_dict
 
-from harness.loop import run_test, tune
+from harness import api
 from harness.objective import Objective
-from harness.records import Observation
+from harness.records import Observation, Status
+from harness.session_options import SessionResult
 from harness.space import Space
+from harness.trial import run_test
 from harness.tuner import Tuner
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 from tests.conftest import CONF
@@ -84,10 +87,25 @@ def make_tuner(
     return _make
 
 
-def _session(tuner: Tuner, budget: int) -> tuple[SyntheticSystem, list[Observation]]:
-    system, workload = SyntheticSystem("10"), SyntheticWorkload()
-    system.setup(Path("."), workload)
-    return system, tune(tuner, system, workload, OBJECTIVE, budget)
+def _run(tuner: Tuner, budget: int) -> SessionResult:
+    """A whole in-memory session of ``tuner`` on synthetic10. Crashes in a row do not stop it
+    (the tuner must cope with them, not the session's crash policy)."""
+    with tempfile.TemporaryDirectory() as results_dir:
+        return api.run_objects(
+            tuner,
+            SyntheticSystem("10"),
+            SyntheticWorkload(),
+            budget=budget,
+            results_dir=results_dir,
+            objective=OBJECTIVE,
+            max_consecutive_crashes=budget + 1,
+        )
+
+
+def _session(tuner: Tuner, budget: int) -> list[Observation]:
+    result = _run(tuner, budget)
+    assert result.status == "FINISHED", result.message
+    return result.observations
 
 
 def _space() -> Space:
@@ -125,7 +143,7 @@ def test_ask_returns_at_most_n_valid_configs(make_tuner: Callable[..., Tuner], n
 
 def test_exact_budget_and_best_is_measured(make_tuner: Callable[..., Tuner]) -> None:
     tuner = make_tuner(_space())
-    _, obs = _session(tuner, BUDGET)
+    obs = _session(tuner, BUDGET)
     assert len(obs) == BUDGET and obs[0].is_default
     assert [o.trial for o in obs] == list(range(BUDGET))
     best = tuner.best()
@@ -137,14 +155,14 @@ def test_exact_budget_and_best_is_measured(make_tuner: Callable[..., Tuner]) -> 
 
 
 def test_deterministic_under_seed(make_tuner: Callable[..., Tuner]) -> None:
-    runs = [_session(make_tuner(_space(), seed=7), BUDGET)[1] for _ in range(2)]
+    runs = [_session(make_tuner(_space(), seed=7), BUDGET) for _ in range(2)]
     assert [o.config for o in runs[0]] == [o.config for o in runs[1]]
 
 
 @pytest.mark.parametrize("budget", [1, 2])
 def test_tiny_budgets(make_tuner: Callable[..., Tuner], budget: int) -> None:
     tuner = make_tuner(_space(), budget=budget)
-    _, obs = _session(tuner, budget)
+    obs = _session(tuner, budget)
     assert len(obs) == budget and obs[0].is_default
     assert tuner.best() is not None
 
@@ -155,13 +173,15 @@ def test_copes_with_crashes(make_tuner: Callable[..., Tuner], low: int) -> None:
     # from 8192 most tests crash; from 10000 every test does, the default included.
     space = _space().with_overrides({"buffer_pool_mb": {"min": low, "default": low}})
     tuner = make_tuner(space)
-    _, obs = _session(tuner, BUDGET)
-    assert len(obs) == BUDGET
+    result = _run(tuner, BUDGET)
+    obs = result.observations
+    if low == 10000:  # a crashed default stops the session: the tuner has nothing to rank
+        assert result.status == "ABORTED" and "default configuration" in result.message
+        assert len(obs) == 1 and obs[0].status is Status.CRASHED and tuner.best() is None
+        return
+    assert result.status == "FINISHED" and len(obs) == BUDGET
     crashed = [o for o in obs if not o.ok]
     # A fixed-setting tuner need not wander into the crash region; searching ones do.
     assert crashed or tuner.name.startswith("expert"), "the crash region was never hit"
     best = tuner.best()
-    if low == 10000:
-        assert best is None and len(crashed) == BUDGET
-    else:
-        assert obs[0].ok and best is not None and best.ok
+    assert obs[0].ok and best is not None and best.ok

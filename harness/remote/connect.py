@@ -9,12 +9,20 @@ from typing import Any
 from hydra.utils import get_class
 
 from harness.errors import ConfigError, ExecutorError, HostUnreachable
-from harness.executor import LocalExecutor
+from harness.executor import Executor, LocalExecutor
 from harness.remote.cluster import Cluster
 from harness.remote.inventory import Inventory
 from harness.remote.ssh import SSHExecutor
+from harness.system import (
+    PLACEMENT_KEYWORD,
+    PLACEMENTS,
+    Placement,
+    RunsOnCluster,
+    RunsOnHost,
+    System,
+)
 
-__all__ = ["adapter_kwargs", "connect_inventory", "remove_remote_workdirs"]
+__all__ = ["adapter_kwargs", "check_placement", "connect_inventory", "remove_remote_workdirs"]
 
 log = logging.getLogger(__name__)
 
@@ -38,39 +46,57 @@ def connect_inventory(inventory: Inventory) -> Cluster:
     return Cluster(sut, load)
 
 
-def adapter_kwargs(system_name: str, target: str, cluster: Cluster) -> dict[str, Any]:
-    """How to hand the cluster to an adapter class, from its declared ``placement``:
-    ``cluster=`` (multi-node adapters) or ``executor=`` (single-node ones get the first SUT
-    host); local-only adapters are refused."""
+def check_placement(system_name: str, target: str, inventory: str = "hosts") -> Placement:
+    """The declared ``placement`` of the adapter class ``target`` (never read from its
+    signature), or a one-line ConfigError when it cannot run on an inventory: a ``local``
+    adapter, or a class that is no System adapter. Needs no connection, so it can run first."""
     try:
-        placement = getattr(get_class(target), "placement", "local")
+        cls = get_class(target)
     except Exception as exc:
         raise ConfigError(f"system {system_name!r}: cannot load adapter {target}: {exc}") from None
-    if placement == "cluster":
-        return {"cluster": cluster}
-    if placement == "host":
-        if len(cluster.sut) > 1:
-            log.warning(
-                "system %s is single-node; using SUT host %s only",
-                system_name,
-                cluster.master.host,
-            )
-        return {"executor": cluster.master}
-    raise ConfigError(
-        f"system {system_name!r} runs only on this machine (its adapter takes no "
-        "executor); drop hosts=, or use a remote-capable system (postgres, "
-        "mysql, tomcat, spark, mapreduce, cassandra, hive, hdfs)"
-    )
+    placement = getattr(cls, "placement", None)
+    if not (isinstance(cls, type) and issubclass(cls, System)) or placement not in PLACEMENTS:
+        raise ConfigError(
+            f"system {system_name!r}: {target} is not a System adapter with a declared "
+            f"placement ({' / '.join(PLACEMENTS)})"
+        )
+    if placement == "local":
+        raise ConfigError(
+            f"system {system_name!r} cannot run on inventory {inventory!r}: its adapter "
+            f"{cls.__name__} declares placement 'local' (this machine only); drop hosts=, or "
+            "choose a system whose adapter declares placement 'host' or 'cluster'"
+        )
+    return cls.placement
 
 
-def remove_remote_workdirs(system: Any, local_workdir: Path) -> None:
+def adapter_kwargs(
+    system_name: str, target: str, cluster: Cluster, inventory: str = "hosts"
+) -> dict[str, Any]:
+    """How to hand the cluster to the adapter class ``target``, from its declared placement
+    (:func:`check_placement`): ``cluster=`` for ``cluster`` adapters, ``executor=`` (the first
+    SUT host) for ``host`` ones."""
+    placement = check_placement(system_name, target, inventory)
+    if placement == "host" and len(cluster.sut) > 1:
+        log.warning(
+            "system %s is single-node (placement 'host'); inventory %s has %d SUT hosts, "
+            "using %s only",
+            system_name,
+            inventory,
+            len(cluster.sut),
+            cluster.master.host,
+        )
+    where: Executor | Cluster = cluster if placement == "cluster" else cluster.master
+    return {PLACEMENT_KEYWORD[placement]: where}
+
+
+def remove_remote_workdirs(system: System, local_workdir: Path) -> None:
     """Delete a finished session's folder on every remote host the system used (the local
     one is removed by the caller); failures only warn: the results are already safe."""
-    cluster = getattr(system, "cluster", None)
-    executors = [*cluster.sut, cluster.load] if isinstance(cluster, Cluster) else []
-    executor = getattr(system, "executor", None)
-    if executor is not None:
-        executors.append(executor)
+    executors: list[Executor] = []
+    if system.placement == "cluster" and isinstance(system, RunsOnCluster):
+        executors = [*system.cluster.sut, system.cluster.load]
+    elif system.placement == "host" and isinstance(system, RunsOnHost):
+        executors = [system.executor]
     for node in {id(e): e for e in executors if not isinstance(e, LocalExecutor)}.values():
         folder = node.session_dir(local_workdir)
         try:

@@ -1,7 +1,8 @@
 """Tuners that exist only to produce paper figures (used by recipes in ``conf/experiment/``).
 
-* :class:`SubspaceRecordingClassyTune` (Fig. 8): ClassyTune that also writes every search
-  round's promising subspaces (``subspaces.json``) next to its usual artifacts; the stock
+* :class:`SubspaceRecordingClassyTune` (Fig. 8): the paper's ClassyTune
+  (:class:`tuners.classytune.ClassyTunePaper`) that also writes every search round's promising
+  subspaces (``subspaces.json``) next to its usual artifacts; the stock
   artifacts keep only the mean box width per round.
 * :class:`SweepTuner` (Fig. 1): one knob swept over its range, every other knob at its default.
 * :class:`MappedExpertTuner` (Fig. 7 on a surrogate): the expert rules of a real system,
@@ -24,7 +25,7 @@ import numpy as np
 from harness.errors import ConfigError
 from harness.space import Config, Space
 from harness.tuner import Tuner
-from tuners.classytune.tuner import ClassyTuneTuner
+from tuners.classytune import ClassyTunePaper
 
 __all__ = [
     "SUBSPACES",
@@ -49,8 +50,9 @@ _UNIT_BYTES = {
 }
 
 
-class SubspaceRecordingClassyTune(ClassyTuneTuner):
-    """ClassyTune (any mode) whose artifacts also hold the subspaces of every search round.
+class SubspaceRecordingClassyTune(ClassyTunePaper):
+    """The paper's ClassyTune (Algorithm 1, any number of rounds) whose artifacts also hold the
+    subspaces of every search round; it takes ``classytune_paper``'s options.
 
     ``subspaces.json``: ``{"knobs": [...], "rounds": [{"round", "pivot", "n_candidates",
     "n_winners", "fallback", "boxes": [{"centre", "size", "low", "high"}]}]}`` with every

@@ -8,6 +8,7 @@ accepted, and anything else is refused with a ConfigError naming the config key.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
@@ -18,11 +19,10 @@ __all__ = [
     "FAILURE_MARKERS",
     "NodePaths",
     "RingMember",
-    "alive_command",
     "check_host",
     "check_path",
     "cqlsh_command",
-    "kill_command",
+    "is_ip",
     "nodetool_command",
     "parse_nodetool_status",
     "parse_statusbinary",
@@ -206,15 +206,6 @@ def cqlsh_command(
     ]
 
 
-def alive_command(pid: int) -> list[str]:
-    """Prints the process state (empty if gone; ``Z`` for a zombie nobody reaped)."""
-    return ["ps", "-o", "stat=", "-p", str(int(pid))]
-
-
-def kill_command(pid: int, force: bool = False) -> list[str]:
-    return ["kill", "-KILL" if force else "-TERM", str(int(pid))]
-
-
 def snapshot_commands(paths: NodePaths) -> list[list[str]]:
     """Copy the drained node's data folder aside (the node must be stopped)."""
     return [["rm", "-rf", paths.pristine], ["cp", "-a", paths.data, paths.pristine]]
@@ -280,3 +271,12 @@ def start_failure(log_text: str) -> str | None:
         if any(marker in line for marker in FAILURE_MARKERS):
             return line.strip()
     return None
+
+
+def is_ip(address: str) -> bool:
+    """Whether ``address`` is an IP literal (nodetool shows IPs, not host names)."""
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return True

@@ -44,6 +44,7 @@ __all__ = [
     "full_catalogue",
     "gc_flags",
     "heap_flags",
+    "plain",
     "render_cassandra_yaml",
     "render_jvm_gc_options",
     "render_jvm_server_options",
@@ -310,3 +311,12 @@ def render_jvm_gc_options(original: str, config: Mapping[str, Value]) -> str:
     """jvm8-/jvm11-server.options with the install's collector lines disabled and ours
     appended (both collectors' tuning flags go, so no CMS flag lingers under G1)."""
     return _managed(original, GC_LINE, f"collector {config['jvm.gc']}", gc_flags(config))
+
+
+def plain(value: Any) -> Any:
+    """Hydra hands nested config as DictConfig/ListConfig: make plain dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple) or type(value).__name__ == "ListConfig":
+        return [plain(v) for v in value]
+    return value

@@ -16,7 +16,7 @@ as a source of noise; the cost is one copy of the data set per node on disk.
 
 from __future__ import annotations
 
-import ipaddress
+import functools
 import logging
 import time
 from collections.abc import Mapping
@@ -25,28 +25,26 @@ from typing import Any
 
 from harness.errors import ConfigError, ExecutorError, SystemStartError, WorkloadError
 from harness.executor import CommandTimeout, Executor, tail
+from harness.process import (
+    Deadline,
+    StartFailed,
+    process_alive,
+    run_step,
+    signal_process,
+    stop_process,
+    wait_ready,
+)
 from harness.remote.cluster import Cluster
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
 from systems.cassandra import commands, render
 from systems.cassandra.commands import NodePaths
+from systems.cassandra.node import check_install, logs_tail, logs_text, prepare_base, read_pid
 from systems.java_text import jvm_options
 
 __all__ = ["CassandraSystem"]
 
 log = logging.getLogger(__name__)
-
-JVM_GC_FILES = ("jvm8-server.options", "jvm11-server.options")
-REQUIRED = ("bin/cassandra", "bin/nodetool", "conf/cassandra-env.sh", "conf/jvm-server.options")
-
-
-def _plain(value: Any) -> Any:
-    """Hydra hands nested config as DictConfig/ListConfig: make plain dicts and lists."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple) or type(value).__name__ == "ListConfig":
-        return [_plain(v) for v in value]
-    return value
 
 
 class CassandraSystem(System):
@@ -114,7 +112,7 @@ class CassandraSystem(System):
             jvm_options(extra_jvm_opts, "system.adapter.extra_jvm_opts", shell_inert=True)
         )
         self.yaml_template = Path(yaml_template) if yaml_template else render.TEMPLATE
-        self.yaml_overrides = _plain(yaml_overrides or {})
+        self.yaml_overrides = render.plain(yaml_overrides or {})
         self.setup_timeout_s = float(setup_timeout_s)
         self.stop_timeout_s = float(stop_timeout_s)
         self.poll_s = float(poll_s)
@@ -173,28 +171,8 @@ class CassandraSystem(System):
     # -- setup --------------------------------------------------------------------------------
     def check_installed(self) -> None:
         """ConfigError naming the host and the missing path when an install is incomplete."""
-        fix = (
-            "install Apache Cassandra 4.1 (the binary tarball) at the same path on every SUT "
-            "host, or point system.adapter.install_dir=<folder with bin/cassandra> at it"
-        )
         for node in self.nodes:
-            for relative in REQUIRED:
-                path = f"{self.install_dir}/{relative}"
-                if not node.exists(path):
-                    raise ConfigError(
-                        f"Cassandra not found on host {node.host}: {path} is missing; {fix}"
-                    )
-            if not any(node.exists(f"{self.install_dir}/conf/{name}") for name in JVM_GC_FILES):
-                raise ConfigError(
-                    f"host {node.host}: {self.install_dir}/conf has neither "
-                    f"{' nor '.join(JVM_GC_FILES)} (Cassandra 4.0/4.1 ship both)"
-                )
-            java = f"{self.java_home}/bin/java" if self.java_home else None
-            if (java and not node.exists(java)) or (not java and node.which("java") is None):
-                raise ConfigError(
-                    f"java not found on host {node.host}: install a JDK 11 (or 8) "
-                    "or set system.adapter.java_home=<JDK folder>"
-                )
+            check_install(node, self.install_dir, self.java_home)
 
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.check_installed()
@@ -207,16 +185,8 @@ class CassandraSystem(System):
                 else node.session_dir(Path(workdir)) / "cassandra"
             )
             paths = NodePaths(f"{root}/{node.host}")
-            node.run(["mkdir", "-p", paths.conf, paths.logs, *paths.state_dirs()])
-            node.run(["cp", "-a", f"{self.install_dir}/conf/.", paths.conf])
-            originals = {
-                "jvm-server.options": node.read_text(f"{self.install_dir}/conf/jvm-server.options")
-            }
-            for name in JVM_GC_FILES:
-                if node.exists(f"{self.install_dir}/conf/{name}"):
-                    originals[name] = node.read_text(f"{self.install_dir}/conf/{name}")
+            self._jvm_originals.append(prepare_base(node, self.install_dir, paths))
             self.paths.append(paths)
-            self._jvm_originals.append(originals)
             log.info("Cassandra node %s (%s): base %s", node.host, node.address, paths.base)
         self.apply(self.space.default())
         try:
@@ -289,19 +259,18 @@ class CassandraSystem(System):
 
     def start(self, timeout_s: float) -> None:
         self.stop()
-        deadline = time.monotonic() + timeout_s
+        deadline = Deadline.after(timeout_s)
         started = time.monotonic()
         for i, node in enumerate(self.nodes):  # seeds first: they lead the inventory
-            paths = self.paths[i]
-            node.run(["rm", "-rf", paths.logs])
-            node.run(["mkdir", "-p", paths.logs])
-            command = commands.start_command(
-                self.install_dir, paths, self.java_home, self.extra_jvm_opts
+            self._launch(i)
+            wait_ready(
+                functools.partial(self._node_ready, i),
+                what=f"Cassandra on host {node.host}",
+                deadline=deadline,
+                poll_s=self.poll_s,
+                log_tail=functools.partial(self.log_tail, i),
+                cleanup=self.stop,
             )
-            result = node.run(command, timeout_s=120, check=False)
-            if not result.ok:
-                self._fail(i, f"bin/cassandra exited {result.exit_code}")
-            self._wait_node(i, deadline)
         self._wait_ring(deadline)
         log.info(
             "Cassandra ready on %d node(s) after %.1fs",
@@ -309,79 +278,76 @@ class CassandraSystem(System):
             time.monotonic() - started,
         )
 
-    def _wait_node(self, i: int, deadline: float) -> None:
-        """Until the node's CQL transport runs; fail fast when it died or logged a failure."""
-        while True:
-            pid = self._pid(i)
-            if pid is None or not self._alive(i, pid):
-                self._fail(i, "the Cassandra process exited during startup")
-            failure = commands.start_failure(self._logs(i))
-            if failure:
-                self._fail(i, failure)
-            probe = self._probe(i, "statusbinary")
-            if probe is not None and commands.parse_statusbinary(probe):
-                return
-            if time.monotonic() > deadline:
-                self._fail(i, "CQL native transport not running before the start timeout")
-            time.sleep(self.poll_s)
+    def _launch(self, i: int) -> None:
+        """Run bin/cassandra on node ``i`` with fresh logs; if it fails, every node is stopped
+        and the SystemStartError carries the node's log tail."""
+        node, paths = self.nodes[i], self.paths[i]
+        node.run(["rm", "-rf", paths.logs])
+        node.run(["mkdir", "-p", paths.logs])
+        command = commands.start_command(
+            self.install_dir, paths, self.java_home, self.extra_jvm_opts
+        )
+        try:
+            run_step(
+                node,
+                command,
+                what=f"bin/cassandra on host {node.host}",
+                phase="start",
+                timeout_s=120,
+                output_tail=lambda _out, _err: self.log_tail(i),
+            )
+        except SystemStartError:
+            self.stop()
+            raise
 
-    def _wait_ring(self, deadline: float) -> None:
+    def _node_ready(self, i: int) -> str | None:
+        """None once the node's CQL transport runs; StartFailed when it died or logged a
+        failure."""
+        pid = self._pid(i)
+        if pid is None or not self._alive(i, pid):
+            raise StartFailed("the Cassandra process exited during startup")
+        failure = commands.start_failure(self._logs(i))
+        if failure:
+            raise StartFailed(failure)
+        probe = self._probe(i, "statusbinary")
+        if probe is not None and commands.parse_statusbinary(probe):
+            return None
+        return "CQL native transport not running"
+
+    def _wait_ring(self, deadline: Deadline) -> None:
         """Until the first node sees every SUT node Up/Normal."""
         addresses = tuple(node.address for node in self.nodes)
-        if not all(_is_ip(a) for a in addresses):
+        if not all(commands.is_ip(a) for a in addresses):
             addresses = ()  # inventory names: nodetool shows IPs, so compare the count only
-        while True:
-            text = self._probe(0, "status")
-            members = commands.parse_nodetool_status(text or "")
-            problem = commands.ring_problem(members, len(self.nodes), addresses)
-            if problem is None:
-                return
-            if time.monotonic() > deadline:
-                text = text or "(nodetool status did not answer)"
-                self.stop()
-                raise SystemStartError(f"Cassandra ring not ready ({problem})", tail(text, 30))
-            time.sleep(self.poll_s)
+        last = [""]
 
-    def _fail(self, i: int, reason: str) -> None:
-        """Stop everything and raise SystemStartError with the node's log tail."""
-        log_tail = self.log_tail(i)
-        self.stop()
-        raise SystemStartError(
-            f"Cassandra did not start on host {self.nodes[i].host}: {reason}", log_tail
+        def ring_ready() -> str | None:
+            text = self._probe(0, "status")
+            last[0] = text or "(nodetool status did not answer)"
+            members = commands.parse_nodetool_status(text or "")
+            return commands.ring_problem(members, len(self.nodes), addresses)
+
+        wait_ready(
+            ring_ready,
+            what="Cassandra ring",
+            deadline=deadline,
+            poll_s=self.poll_s,
+            log_tail=lambda: tail(last[0], 30),
+            cleanup=self.stop,
         )
 
     def _logs(self, i: int) -> str:
-        texts = []
-        for path in (self.paths[i].stdout_log, self.paths[i].system_log):
-            try:
-                if self.nodes[i].exists(path):
-                    texts.append(self.nodes[i].read_text(path))
-            except ExecutorError:
-                pass
-        return "\n".join(texts)
+        return logs_text(self.nodes[i], self.paths[i])
 
     def log_tail(self, i: int = 0, lines: int = 40) -> str:
         """The last lines of a node's launcher output and system.log."""
-        paths, node = self.paths[i], self.nodes[i]
-        parts = []
-        for label, path in (("stdout.log", paths.stdout_log), ("system.log", paths.system_log)):
-            try:
-                text = node.read_text(path) if node.exists(path) else "(missing)"
-            except ExecutorError as exc:
-                text = f"(unreadable: {exc})"
-            parts.append(f"== {node.host}:{path} ({label})\n{tail(text, lines)}")
-        return "\n".join(parts)
+        return logs_tail(self.nodes[i], self.paths[i], lines)
 
     def _pid(self, i: int) -> int | None:
-        node, path = self.nodes[i], self.paths[i].pid_file
-        if not node.exists(path):
-            return None
-        text = node.read_text(path).strip()
-        return int(text) if text.isdigit() else None
+        return read_pid(self.nodes[i], self.paths[i])
 
     def _alive(self, i: int, pid: int) -> bool:
-        state = self.nodes[i].run(commands.alive_command(pid), check=False)
-        return state.ok and bool(state.stdout.strip()) and not state.stdout.strip().startswith("Z")
+        return process_alive(self.nodes[i], pid)
 
     def stop(self) -> None:
         """SIGTERM every running node (last first), wait, SIGKILL what ignores it."""
@@ -390,22 +356,16 @@ class CassandraSystem(System):
             for i in reversed(range(len(self.paths)))
             if (pid := self._pid(i)) is not None and self._alive(i, pid)
         ]
+        for i, pid in running:  # all at once: the nodes shut down in parallel
+            signal_process(self.nodes[i], pid, "TERM")
         for i, pid in running:
-            self.nodes[i].run(commands.kill_command(pid), check=False)
-        for i, pid in running:
-            deadline = time.monotonic() + self.stop_timeout_s
-            while self._alive(i, pid):
-                if time.monotonic() > deadline:
-                    log.warning(
-                        "Cassandra on %s (pid %d) ignored SIGTERM for %.0fs; killing it",
-                        self.nodes[i].host,
-                        pid,
-                        self.stop_timeout_s,
-                    )
-                    self.nodes[i].run(commands.kill_command(pid, force=True), check=False)
-                    time.sleep(0.5)
-                    break
-                time.sleep(0.2)
+            stop_process(
+                self.nodes[i],
+                pid,
+                grace_s=self.stop_timeout_s,
+                what=f"Cassandra on {self.nodes[i].host}",
+                terminate=False,
+            )
         for i in range(len(self.paths)):
             self.nodes[i].run(["rm", "-f", self.paths[i].pid_file], check=False)
 
@@ -427,11 +387,3 @@ class CassandraSystem(System):
             "backend": f"Apache Cassandra ({self.install_dir}) on {len(self.nodes)} "
             f"node(s): {', '.join(n.host for n in self.nodes)}",
         }
-
-
-def _is_ip(address: str) -> bool:
-    try:
-        ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    return True

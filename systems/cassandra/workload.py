@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, WorkloadError, WorkloadTimeout
-from harness.executor import CommandTimeout, tail
+from harness.errors import ConfigError, WorkloadError
+from harness.executor import tail
+from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.cassandra import ycsb
 
@@ -156,17 +157,13 @@ class YCSBWorkload(Workload):
     def _ycsb(self, cassandra: Any, phase: str, seconds: float, limit: float) -> tuple[str, str]:
         command = self.command(cassandra, phase, seconds)
         load = cassandra.cluster.load
-        try:
-            result = load.run(command, timeout_s=limit, check=False)
-        except CommandTimeout as exc:
-            raise WorkloadTimeout(
-                f"YCSB {phase} on {load.host} did not finish within {limit:g}s",
-                tail(exc.stdout + exc.stderr),
-            ) from None
-        if not result.ok:
-            raise WorkloadError(
-                f"YCSB {phase} failed {result.describe()}", tail(result.stdout + result.stderr)
-            )
+        result = run_step(
+            load,
+            command,
+            what=f"YCSB {phase}",
+            timeout_s=limit,
+            output_tail=lambda out, err: tail(out + err),
+        )
         return result.stdout, result.stderr
 
     def _limit(self, seconds: float, timeout_s: float | None) -> float:

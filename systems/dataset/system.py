@@ -7,6 +7,10 @@ its fidelity on held-out rows, and then answers each test in well under a millis
 failure model predicts a failure, and :class:`SurrogateWorkload` reports the prediction (plus
 optional seeded noise drawn from the model's out-of-bag residuals).
 
+Building the same surrogate again in one process is cheap: the parsed table (keyed by the
+file's content and the reading options, :func:`load_dataset`) and the fitted model
+(:func:`systems.dataset.model.load_or_fit`) are kept in memory.
+
 Every error in the input (unreadable file, missing target, text in a numeric knob, too few
 rows, useless fidelity) is a :class:`ConfigError` raised from the constructor, i.e. before
 any test runs.
@@ -26,14 +30,18 @@ from harness.system import MetricSpec, System, Workload
 from systems.dataset.infer import Dataset, apply_catalogue, build_dataset
 from systems.dataset.model import ModelSettings, load_or_fit
 from systems.dataset.optimum import load_optima, search_optimum
-from systems.dataset.tables import read_table
+from systems.dataset.tables import file_digest, read_table
 
-__all__ = ["DATA_DIR", "DatasetSystem", "SurrogateWorkload", "resolve_path"]
+__all__ = ["DATA_DIR", "DatasetSystem", "SurrogateWorkload", "load_dataset", "resolve_path"]
 
 log = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).with_name("data")
 BUILTIN = "builtin:"
+
+#: Datasets parsed by this process, by :func:`_dataset_key`. A Dataset is frozen and its
+#: arrays are only read, so systems built from the same file share one.
+_DATASETS: dict[tuple[Any, ...], Dataset] = {}
 
 
 def resolve_path(path: str | Path | None) -> Path:
@@ -47,6 +55,58 @@ def resolve_path(path: str | Path | None) -> Path:
     if text.startswith(BUILTIN):
         return DATA_DIR / text[len(BUILTIN) :]
     return Path(text).expanduser()
+
+
+def _identity(path: Path) -> tuple[str, str]:
+    """(absolute path, content digest): a rewritten file is a new key even within one mtime."""
+    try:
+        return str(path.resolve()), file_digest(path)
+    except OSError:
+        return str(path), ""  # read_table reports the error
+
+
+def load_dataset(
+    path: Path,
+    target: str | None,
+    *,
+    exclude: tuple[str, ...] = (),
+    failure_value: float | None = None,
+    default_row: int | str | None = None,
+    rename: str | None = None,
+    max_enum: int = 12,
+    catalogue: str | None = None,
+    knob_set: str | None = None,
+) -> Dataset:
+    """The typed dataset of a sample file (see :mod:`systems.dataset.infer`), parsed once per
+    process for each file content and set of reading options."""
+    catalogue_path = resolve_path(catalogue) if catalogue else None
+    key = (
+        _identity(path),
+        target,
+        exclude,
+        failure_value,
+        default_row,
+        rename,
+        max_enum,
+        _identity(catalogue_path) if catalogue_path else None,
+        knob_set,
+    )
+    cached = _DATASETS.get(key)
+    if cached is not None and key[0][1]:
+        return cached
+    dataset = build_dataset(
+        read_table(path),
+        target,
+        exclude=exclude,
+        failure_value=failure_value,
+        default_row=default_row,
+        rename=rename,
+        max_enum=max_enum,
+    )
+    if catalogue_path is not None:
+        dataset = apply_catalogue(dataset, load_catalogue(catalogue_path, knob_set))
+    _DATASETS[key] = dataset
+    return dataset
 
 
 class DatasetSystem(System):
@@ -98,20 +158,17 @@ class DatasetSystem(System):
             raise ConfigError(f"dataset direction must be max or min, got {direction!r}")
         self.direction: Literal["max", "min"] = direction  # type: ignore[assignment]
         self.path = resolve_path(path)
-        table = read_table(self.path)
-        self.dataset: Dataset = build_dataset(
-            table,
+        self.dataset: Dataset = load_dataset(
+            self.path,
             target,
             exclude=tuple(exclude or ()),
             failure_value=failure_value,
             default_row=default_row,
             rename=rename,
             max_enum=max_enum,
+            catalogue=catalogue,
+            knob_set=knob_set,
         )
-        if catalogue:
-            self.dataset = apply_catalogue(
-                self.dataset, load_catalogue(resolve_path(catalogue), knob_set)
-            )
         super().__init__(self.dataset.space)
         self.target = self.dataset.target.removeprefix("result.")
         self.name = name or f"surrogate_{self.path.stem}"
@@ -122,7 +179,7 @@ class DatasetSystem(System):
         if n_ok < needed:
             raise ConfigError(
                 f"{self.path.name}: {n_ok} successful rows, at least {needed} "
-                f"are needed to fit and check a surrogate ({len(table.rows)} rows "
+                f"are needed to fit and check a surrogate ({len(self.dataset.configs)} rows "
                 f"in all, {int(self.dataset.failed.sum())} failed)"
             )
         self.settings = ModelSettings(

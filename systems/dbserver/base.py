@@ -35,6 +35,7 @@ from typing import Any
 from harness.errors import ConfigError, ExecutorError, HarnessError
 from harness.executor import Executor, LocalExecutor
 from harness.machine import Machine
+from harness.process import kill_process_group, process_alive, process_state, stop_process
 from harness.space import Config, Space
 from harness.system import System, Workload
 
@@ -254,42 +255,34 @@ class ServerSystem(System):
         """Kill a server a killed (-9) run of this session left in the instance folder: a
         resume would otherwise wipe its files under it and leave it running forever."""
         pid = self._leftover_pid()
-        if pid is None or not self.pid_alive(pid):
+        if pid is None:
             return
         # only a process whose command line names this instance: a recycled PID is not ours
-        command = self.executor.run(["ps", "-ww", "-o", "args=", "-p", str(pid)], check=False)
-        if str(self._require_instance()) in command.stdout:
+        state = process_state(self.executor, pid)
+        if state.alive and str(self._require_instance()) in state.args:
             log.warning("%s: stopping server pid %d left by an earlier run", self.name, pid)
-            self.kill_process_group(pid)
+            kill_process_group(self.executor, pid, user=self.run_as or None)
 
     def _leftover_pid(self) -> int | None:
         """The PID a previous server of this instance recorded, if any (read, not trusted)."""
         return None
 
-    def kill_process_group(self, pid: int) -> None:
-        """SIGKILL ``pid`` and its process group, then wait until it is gone (the last resort
-        of ``_halt`` for a server that ignored a clean stop)."""
-        group = self.executor.run(["ps", "-o", "pgid=", "-p", str(pid)], check=False)
-        pgid = group.stdout.strip()
-        log.warning(
-            "%s: pid %d ignored a clean stop for %.0fs; killing it (group %s)",
-            self.name,
+    def stop_pid(self, pid: int, *, terminate: bool = True, grace_s: float | None = None) -> None:
+        """Stop the server ``pid``: SIGTERM (``terminate=False`` when a clean stop was already
+        asked for and waited on: then ``grace_s=0``), ``stop_timeout_s`` of grace, then SIGKILL
+        of its process group."""
+        stop_process(
+            self.executor,
             pid,
-            self.stop_timeout_s,
-            pgid or "?",
+            grace_s=self.stop_timeout_s if grace_s is None else grace_s,
+            what=f"{self.name} server",
+            user=self.run_as or None,
+            terminate=terminate,
         )
-        if pgid.isdigit() and int(pgid) > 1:
-            self.as_user(["kill", "-KILL", "--", f"-{pgid}"], check=False, timeout_s=10)
-        self.as_user(["kill", "-KILL", str(pid)], check=False, timeout_s=10)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.pid_alive(pid):
-            time.sleep(0.05)
 
     def pid_alive(self, pid: int) -> bool:
         """Whether ``pid`` runs and is not a zombie."""
-        state = self.executor.run(["ps", "-o", "stat=", "-p", str(pid)], check=False)
-        stat = state.stdout.strip()
-        return state.ok and bool(stat) and not stat.startswith("Z")
+        return process_alive(self.executor, pid)
 
     def reset(self) -> None:
         """Stop, then replace the data directory with a fresh copy of the snapshot."""

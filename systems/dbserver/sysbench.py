@@ -12,8 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, ExecutorError, WorkloadError, WorkloadTimeout
-from harness.executor import CommandTimeout, tail
+from harness.errors import ConfigError, WorkloadError
+from harness.executor import tail
+from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.dbserver.base import ServerSystem, find_binary
 
@@ -148,30 +149,25 @@ class SysbenchOLTP(Workload):
         if not isinstance(system, ServerSystem):
             raise ConfigError("the sysbench workload needs a database server system")
         self.binary = find_binary(system.executor, ["sysbench"], ["/usr/bin"], "sysbench")
-        try:
-            system.executor.run(
-                self._command(system, "prepare"), timeout_s=600, env=system.client_env()
-            )
-        except ExecutorError as exc:
-            raise WorkloadError(f"sysbench prepare failed: {exc}") from None
+        run_step(
+            system.executor,
+            self._command(system, "prepare"),
+            what="sysbench prepare",
+            timeout_s=600,
+            env=system.client_env(),
+        )
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         assert isinstance(system, ServerSystem) and self.binary, "prepare() must run first"
         limit = timeout_s if timeout_s is not None else self.duration_s * 3 + 60
-        try:
-            result = system.executor.run(
-                self._command(system, "run"), timeout_s=limit, check=False, env=system.client_env()
-            )
-        except CommandTimeout as exc:
-            raise WorkloadTimeout(
-                f"sysbench {self.mix} exceeded {limit:g}s and was killed",
-                tail(exc.stdout + exc.stderr),
-            ) from None
-        if not result.ok:
-            raise WorkloadError(
-                f"sysbench {self.mix} failed: {result.describe()}",
-                tail(result.stdout + result.stderr),
-            )
+        result = run_step(
+            system.executor,
+            self._command(system, "run"),
+            what=f"sysbench {self.mix}",
+            timeout_s=limit,
+            env=system.client_env(),
+            output_tail=lambda out, err: tail(out + err),
+        )
         return parse_sysbench(result.stdout)
 
     def params(self) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """Hive on Hadoop and HDFS/YARN clusters (Hadoop 3 sbin scripts, HiBench workloads)."""
 
-from systems.hadoop.system import HadoopSystem, HDFSYarnSystem, HiveHadoopSystem
+from systems.hadoop.hdfs import HDFSYarnSystem
+from systems.hadoop.hive import HiveHadoopSystem
+from systems.hadoop.system import HadoopSystem
 from systems.hadoop.workload import DFSIOWorkload, HiBenchWorkload
 
 __all__ = [

@@ -13,28 +13,26 @@ DataNode and NodeManager is live. All commands go through the cluster's executor
 
 from __future__ import annotations
 
-import fnmatch
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, ExecutorError, KnobError, SystemStartError
+from harness.errors import ConfigError, ExecutorError, KnobError
 from harness.executor import CommandResult, CommandTimeout, Executor, tail
+from harness.process import Deadline, run_step, wait_ready
 from harness.remote.cluster import Cluster
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
-from systems.hadoop import commands, render
-from systems.hadoop.parse import parse_dfsadmin_report, parse_yarn_nodes, safemode_off
-from systems.hadoop.workload import HARNESS_CONF, harness_conf, hibench_hadoop_conf
+from systems.hadoop import commands, health, render
+from systems.hadoop.hibench import HARNESS_CONF, HiBenchHost, harness_conf, hibench_hadoop_conf
 
-__all__ = ["HDFSYarnSystem", "HadoopSystem", "HiveHadoopSystem"]
+__all__ = ["HadoopSystem"]
 
 log = logging.getLogger(__name__)
 
 
-class HadoopSystem(System):
+class HadoopSystem(System, HiBenchHost):
     """Shared lifecycle of the Hadoop systems; subclasses choose the site files and knobs."""
 
     placement = "cluster"
@@ -297,86 +295,50 @@ class HadoopSystem(System):
         )
 
     def start(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
+        deadline = Deadline.after(timeout_s)
         self.stop()
         self._may_run = True
         for command in commands.start_commands(self.hadoop_home):
-            script = command[0].rsplit("/", 1)[-1]
-            try:
-                result = self._run_master(command, deadline - time.monotonic())
-            except CommandTimeout as exc:
-                raise SystemStartError(
-                    f"{script} did not finish within {timeout_s:g}s on {self.master.host}",
-                    self._daemon_logs(),
-                ) from exc
-            except ExecutorError as exc:
-                raise SystemStartError(
-                    f"cannot run {script} on {self.master.host}: {exc}", self._daemon_logs()
-                ) from None
-            if not result.ok:
-                raise SystemStartError(
-                    f"{script} exited {result.exit_code} on {self.master.host}",
-                    tail(f"{result.stdout}\n{result.stderr}", 15) + "\n" + self._daemon_logs(),
-                )
-        self._wait_ready(deadline, timeout_s)
+            run_step(
+                self.master,
+                command,
+                what=command[0].rsplit("/", 1)[-1],
+                phase="start",
+                timeout_s=max(deadline.remaining(), 1.0),
+                env=self._env(),
+                output_tail=self._start_tail,
+            )
+        wait_ready(
+            lambda: self._health_within(deadline),
+            what=f"HDFS/YARN on {self.master.host}",
+            deadline=deadline,
+            poll_s=self.poll_s,
+            log_tail=self._daemon_logs,
+        )
 
-    def _wait_ready(self, deadline: float, timeout_s: float) -> None:
-        """Poll health until the deadline; at least once, so a failure says what is missing."""
-        while True:
-            try:
-                problem = self.health(min(max(deadline - time.monotonic(), 10.0), 60.0))
-            except CommandTimeout:
-                problem = "a health command timed out"
-            if problem is None:
-                return
-            if time.monotonic() >= deadline:
-                raise SystemStartError(
-                    f"HDFS/YARN on {self.master.host} not ready within {timeout_s:g}s: {problem}",
-                    self._daemon_logs(),
-                )
-            time.sleep(min(self.poll_s, max(deadline - time.monotonic(), 0.0)))
+    def _start_tail(self, stdout: str, stderr: str) -> str:
+        return tail(f"{stdout}\n{stderr}", 15) + "\n" + self._daemon_logs()
+
+    def _health_within(self, deadline: Deadline) -> str | None:
+        """:meth:`health` with a command time limit that fits the start deadline."""
+        try:
+            return self.health(min(max(deadline.remaining(), 10.0), 60.0))
+        except CommandTimeout:
+            return "a health command timed out"
 
     def health(self, timeout_s: float) -> str | None:
         """None when HDFS is out of safe mode with every DataNode live and every NodeManager
         RUNNING; otherwise what is missing."""
-        expected = len(self._layout().workers)
-        wait = self._run_master(commands.safemode_wait(self.hadoop_home, self.conf_dir), timeout_s)
-        if not wait.ok or not safemode_off(wait.stdout):
-            return f"NameNode not out of safe mode ({tail(wait.stderr or wait.stdout, 1)})"
-        report = parse_dfsadmin_report(
-            self._run_master(
-                commands.dfsadmin_report(self.hadoop_home, self.conf_dir), timeout_s
-            ).stdout
+        return health.cluster_problem(
+            lambda command: self._run_master(command, timeout_s),
+            self.hadoop_home,
+            self.conf_dir,
+            len(self._layout().workers),
         )
-        if report.live < expected:
-            return f"{report.live}/{expected} DataNodes live ({report.dead} dead)"
-        nodes = parse_yarn_nodes(
-            self._run_master(
-                commands.yarn_node_list(self.hadoop_home, self.conf_dir), timeout_s
-            ).stdout
-        )
-        running = sum(node.state == "RUNNING" for node in nodes)
-        if running < expected:
-            states = ", ".join(f"{n.node_id} {n.state}" for n in nodes) or "none registered"
-            return f"{running}/{expected} NodeManagers RUNNING ({states})"
-        return None
 
     def _daemon_logs(self, lines: int = 20) -> str:
         """Tails of the NameNode's and ResourceManager's logs on the master."""
-        if self.layout is None:
-            return ""
-        listing = self.master.run(["ls", "-1", self.log_dir], check=False, timeout_s=30)
-        parts = []
-        for daemon in ("namenode", "resourcemanager"):
-            for name in sorted(fnmatch.filter(listing.stdout.split(), f"*-{daemon}-*.log")):
-                # `tail` on the host: a session's daemon logs grow with every restart.
-                end = self.master.run(
-                    ["tail", "-n", str(lines), f"{self.log_dir}/{name}"], check=False, timeout_s=30
-                )
-                parts.append(
-                    f"== {self.master.host}:{self.log_dir}/{name} ==\n{end.stdout.rstrip()}"
-                )
-        return "\n".join(parts) or f"(no NameNode/ResourceManager log in {self.log_dir})"
+        return health.daemon_logs(self.master, self.log_dir, lines) if self.layout else ""
 
     def stop(self) -> None:
         if self.layout is None or not self._may_run:
@@ -432,64 +394,3 @@ class HadoopSystem(System):
             "load_host": self.load.host,
             "backend": f"Hadoop 3 ({', '.join(self.sites)}) + HiBench, sbin scripts",
         }
-
-
-class HiveHadoopSystem(HadoopSystem):
-    """Hive on Hadoop (MapReduce on YARN over HDFS), HiBench SQL/websearch/ml/micro workloads;
-    writes all five site files (hive-site.xml into a private HIVE_CONF_DIR on the load host)."""
-
-    name = "hive"
-    sites = render.SITES
-
-    def __init__(
-        self,
-        knob_set: str = "10",
-        hive_home: str | None = None,
-        cluster: Cluster | None = None,
-        **kwargs: Any,
-    ) -> None:
-        # `cluster` is spelled out: the session builder looks for it in the signature.
-        super().__init__(knob_set, cluster=cluster, **kwargs)
-        self.hive_home = (
-            render.check_path(hive_home, "system.adapter.hive_home") if hive_home else None
-        )
-
-    @property
-    def hive_conf_dir(self) -> str:
-        return f"{self.data_root}/hive-conf"
-
-    def _check_installs(self) -> None:
-        super()._check_installs()
-        if self.hive_home:
-            self._missing(
-                self.load,
-                f"{self.hive_home}/bin/hive",
-                "hive_home",
-                "a Hive 3 install, or null for the Hive that HiBench unpacks",
-            )
-
-    def _prepare_load(self) -> None:
-        super()._prepare_load()
-        self.load.run(["mkdir", "-p", self.hive_conf_dir], timeout_s=60)
-
-    def _write_hive_site(self, text: str) -> None:
-        self.load.write_text(f"{self.hive_conf_dir}/hive-site.xml", text)
-
-    def hibench_env(self) -> dict[str, str]:
-        return {**super().hibench_env(), "HIVE_CONF_DIR": self.hive_conf_dir}
-
-    def hive_home_for_hibench(self) -> str | None:
-        return self.hive_home
-
-
-class HDFSYarnSystem(HadoopSystem):
-    """HDFS and YARN (core, hdfs, yarn and mapred site files) under HiBench's DFSIOe or
-    MapReduce workloads; no Hive."""
-
-    name = "hdfs"
-    sites = render.HADOOP_SITES
-
-    def __init__(
-        self, knob_set: str = "hdfs", cluster: Cluster | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(knob_set, cluster=cluster, **kwargs)

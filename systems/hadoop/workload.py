@@ -1,24 +1,24 @@
-"""HiBench workloads on a Hadoop cluster: its configuration, a run, and the metrics of a run.
+"""HiBench workloads on a Hadoop cluster: a run, and the metrics of a run.
 
-HiBench reads every ``*.conf`` of its configuration folder in name order (later files win) and
-honours ``HIBENCH_CONF_FOLDER``. The system keeps a private folder with a copy of the install's
-``hibench.conf``, a rendered ``hadoop.conf`` (where Hadoop is, the HDFS master) and
-``zz-harness.conf`` (scale profile, parallelism, hosts), so the user's HiBench checkout is
-never edited. A run is HiBench's own ``hadoop/run.sh``; its result is the line it appends to
-``<report dir>/hibench.report``. HiBench's Hive and Mahout runs exit 0 even when the query
-failed (and still append a report line), so the output is also searched for failure lines.
+The workloads run on any :class:`~systems.hadoop.hibench.HiBenchHost` (the Hadoop adapters),
+whose HiBench configuration is written per run (``hibench.py``). A run is HiBench's own
+``hadoop/run.sh``; its result is the line it appends to ``<report dir>/hibench.report``.
+HiBench's Hive and Mahout runs exit 0 even when the query failed (and still append a report
+line), so the output is also searched for failure lines.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from harness.errors import ConfigError, ExecutorError, WorkloadError, WorkloadTimeout
-from harness.executor import CommandTimeout, tail
+from harness.errors import ConfigError, WorkloadError, WorkloadTimeout
+from harness.executor import tail
+from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.hadoop import commands
+from systems.hadoop.hibench import HiBenchHost
 from systems.hadoop.parse import (
     DFSIOResult,
     ReportRow,
@@ -26,76 +26,14 @@ from systems.hadoop.parse import (
     new_report_rows,
     parse_dfsio_results,
 )
-from systems.hadoop.render import check_host, check_path
 
-if TYPE_CHECKING:
-    from systems.hadoop.system import HadoopSystem
-
-__all__ = ["DFSIOWorkload", "HiBenchWorkload", "harness_conf", "hibench_hadoop_conf"]
+__all__ = ["DFSIOWorkload", "HiBenchWorkload"]
 
 log = logging.getLogger(__name__)
-HARNESS_CONF = "zz-harness.conf"  # sorts after hibench.conf, so its values win
 
 
-def _line(key: str, value: str) -> str:
-    if "\n" in value or "\r" in value:
-        raise ConfigError(f"HiBench setting {key}: value {value!r} spans lines")
-    return f"{key:<40} {value}\n"
-
-
-def hibench_hadoop_conf(hadoop_home: str, conf_dir: str, default_fs: str) -> str:
-    """HiBench's ``conf/hadoop.conf`` for this cluster (HiBench's own format)."""
-    home = check_path(hadoop_home, "system.adapter.hadoop_home")
-    return (
-        "# Written by the ClassyTune harness (HiBench conf/hadoop.conf format).\n"
-        + _line("hibench.hadoop.home", home)
-        + _line("hibench.hadoop.executable", f"{home}/bin/hadoop")
-        + _line("hibench.hadoop.configure.dir", check_path(conf_dir, "conf_dir"))
-        + _line("hibench.hdfs.master", default_fs)
-        + _line("hibench.hadoop.release", "apache")
-    )
-
-
-def harness_conf(
-    scale_profile: str,
-    maps: int,
-    reduces: int,
-    masters: list[str],
-    workers: list[str],
-    report_dir: str | None = None,
-    hive_home: str | None = None,
-) -> str:
-    """Our overrides of hibench.conf. HiBench passes its parallelism to every job as
-    ``mapreduce.job.maps/reduces`` (Hive: ``set``; TeraSort: ``-D``), which would override
-    those two knobs, so the parallelism *is* the knobs' values."""
-    if scale_profile not in commands.SCALE_PROFILES:
-        raise ConfigError(
-            f"HiBench scale profile {scale_profile!r}: use one of "
-            f"{', '.join(commands.SCALE_PROFILES)}"
-        )
-    text = (
-        "# Written by the ClassyTune harness: overrides of hibench.conf for this run.\n"
-        + _line("hibench.scale.profile", scale_profile)
-        + _line("hibench.default.map.parallelism", str(int(maps)))
-        + _line("hibench.default.shuffle.parallelism", str(int(reduces)))
-        + _line(
-            "hibench.masters.hostnames", " ".join(check_host(h, "master address") for h in masters)
-        )
-        + _line(
-            "hibench.slaves.hostnames", " ".join(check_host(h, "worker address") for h in workers)
-        )
-    )
-    if report_dir:
-        text += _line("hibench.report.dir", check_path(report_dir, "system.adapter.report_dir"))
-    if hive_home:
-        text += _line("hibench.hive.home", check_path(hive_home, "system.adapter.hive_home"))
-    return text
-
-
-def _hadoop(system: System) -> HadoopSystem:
-    from systems.hadoop.system import HadoopSystem
-
-    if not isinstance(system, HadoopSystem):
+def _hadoop(system: System) -> HiBenchHost:
+    if not isinstance(system, HiBenchHost):
         raise ConfigError(
             f"HiBench workloads need system=hive or system=hdfs, not {system.name!r}"
         )
@@ -145,7 +83,7 @@ class HiBenchWorkload(Workload):
             "report_type": self.report_type,
         }
 
-    def result_dir(self, hadoop: HadoopSystem) -> str:
+    def result_dir(self, hadoop: HiBenchHost) -> str:
         """HiBench's WORKLOAD_RESULT_FOLDER: ``<report dir>/<name>/hadoop``."""
         return f"{hadoop.report_dir}/{self.benchmark}/hadoop"
 
@@ -155,15 +93,18 @@ class HiBenchWorkload(Workload):
         command = commands.hibench_prepare(hadoop.hibench_home, self.category, self.benchmark)
         log.info("%s: generating %s input (prepare.sh)", self.label, self.scale_profile)
         try:
-            result = hadoop.load.run(
-                command, env=hadoop.hibench_env(), check=False, timeout_s=self.prepare_timeout_s
+            result = run_step(
+                hadoop.load,
+                command,
+                what=f"{self.label} prepare.sh",
+                timeout_s=self.prepare_timeout_s,
+                check=False,  # judged below: HiBench's scripts may exit 0 on a failed job
+                env=hadoop.hibench_env(),
             )
-        except CommandTimeout as exc:
+        except WorkloadTimeout as exc:
             raise WorkloadTimeout(
-                f"{self.label} prepare.sh exceeded "
-                f"{self.prepare_timeout_s:g}s on {hadoop.load.host}; use a "
-                "smaller scale_profile or a larger prepare_timeout_s",
-                tail(f"{exc.stdout}\n{exc.stderr}", 30),
+                f"{exc}; use a smaller scale_profile or a larger prepare_timeout_s",
+                exc.output_tail,
             ) from None
         output = f"{result.stdout}\n{result.stderr}"
         failure = job_failure(output)
@@ -183,17 +124,14 @@ class HiBenchWorkload(Workload):
         command = commands.hibench_run(
             hadoop.hibench_home, self.category, self.benchmark, self.run_script
         )
-        try:
-            result = hadoop.load.run(
-                command, env=hadoop.hibench_env(), timeout_s=timeout_s, check=False
-            )
-        except CommandTimeout as exc:
-            raise WorkloadTimeout(
-                f"{self.label} exceeded {timeout_s:g}s on {hadoop.load.host} and was killed",
-                tail(f"{exc.stdout}\n{exc.stderr}", 30),
-            ) from None
-        except ExecutorError as exc:
-            raise WorkloadError(f"cannot run {self.label}: {exc}") from None
+        result = run_step(
+            hadoop.load,
+            command,
+            what=self.label,
+            timeout_s=timeout_s,
+            check=False,  # judged below, with bench.log's tail
+            env=hadoop.hibench_env(),
+        )
         output = f"{result.stdout}\n{result.stderr}"
         if not result.ok:
             raise WorkloadError(
@@ -217,12 +155,12 @@ class HiBenchWorkload(Workload):
         return self._metrics(rows[-1], hadoop, before)
 
     # -- hooks ---------------------------------------------------------------------------------
-    def _snapshot(self, hadoop: HadoopSystem) -> dict[str, str]:
+    def _snapshot(self, hadoop: HiBenchHost) -> dict[str, str]:
         """The files a run appends to, before it runs."""
         return {"report": self._read(hadoop, f"{hadoop.report_dir}/hibench.report")}
 
     def _metrics(
-        self, row: ReportRow, hadoop: HadoopSystem, before: dict[str, str]
+        self, row: ReportRow, hadoop: HiBenchHost, before: dict[str, str]
     ) -> dict[str, float]:
         return {
             "duration_s": row.duration_s,
@@ -231,10 +169,10 @@ class HiBenchWorkload(Workload):
         }
 
     @staticmethod
-    def _read(hadoop: HadoopSystem, path: str) -> str:
+    def _read(hadoop: HiBenchHost, path: str) -> str:
         return hadoop.load.read_text(path) if hadoop.load.exists(path) else ""
 
-    def _log_tail(self, hadoop: HadoopSystem, output: str) -> str:
+    def _log_tail(self, hadoop: HiBenchHost, output: str) -> str:
         """bench.log's tail (HiBench writes it only when run from a terminal), else the
         output's."""
         bench_log = self._read(hadoop, f"{self.result_dir(hadoop)}/bench.log")
@@ -290,17 +228,17 @@ class DFSIOWorkload(HiBenchWorkload):
                     break
         super().prepare(system, workdir)
 
-    def _result_file(self, hadoop: HadoopSystem) -> str:
+    def _result_file(self, hadoop: HiBenchHost) -> str:
         return f"{self.result_dir(hadoop)}/result_{self.mode}.txt"
 
-    def _snapshot(self, hadoop: HadoopSystem) -> dict[str, str]:
+    def _snapshot(self, hadoop: HiBenchHost) -> dict[str, str]:
         return {
             **super()._snapshot(hadoop),
             "result": self._read(hadoop, self._result_file(hadoop)),
         }
 
     def _metrics(
-        self, row: ReportRow, hadoop: HadoopSystem, before: dict[str, str]
+        self, row: ReportRow, hadoop: HiBenchHost, before: dict[str, str]
     ) -> dict[str, float]:
         after = self._read(hadoop, self._result_file(hadoop))
         fresh = after[len(before["result"]) :] if after.startswith(before["result"]) else after

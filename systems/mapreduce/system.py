@@ -21,14 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import (
-    ConfigError,
-    ExecutorError,
-    SystemStartError,
-    WorkloadError,
-    WorkloadTimeout,
-)
-from harness.executor import CommandTimeout, Executor, LocalExecutor, tail
+from harness.errors import ConfigError, SystemStartError, WorkloadError
+from harness.executor import Executor, LocalExecutor, tail
+from harness.process import run_step
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
 from systems.java_text import jvm_options
@@ -210,18 +205,16 @@ class MapReduceSystem(System):
             f"{scale:g}",
             str(seed),
         ]
-        try:
-            result = self.executor.run(command, cwd=str(root), timeout_s=timeout_s, check=False)
-        except CommandTimeout as exc:
-            if not parse_mr(exc.stdout).started:
-                raise SystemStartError(
-                    f"MapReduce JVM did not start within {timeout_s:g}s", tail(exc.stderr, 30)
-                ) from None
-            raise WorkloadTimeout(
-                f"MapReduce {job} exceeded {timeout_s:g}s and was killed", tail(exc.stderr, 30)
-            ) from None
-        except ExecutorError as exc:
-            raise WorkloadError(f"cannot run the MapReduce JVM: {exc}") from None
+        result = run_step(
+            self.executor,
+            command,
+            what=f"MapReduce {job} JVM",
+            timeout_s=timeout_s,
+            started=lambda stdout: parse_mr(stdout).started,
+            check=False,  # judged below, from the markers it printed
+            output_tail=lambda _out, err: tail(err, 30),
+            cwd=str(root),
+        )
         parsed = parse_mr(result.stdout)
         cause = first_error(result.stderr) or f"exit {result.exit_code}"
         if not parsed.started:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, ExecutorError, SystemStartError
+from harness.errors import ConfigError, ExecutorError
 from harness.executor import Executor
 from harness.machine import Machine
+from harness.process import Deadline, StartFailed, wait_ready
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from harness.system import Workload
 from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
@@ -257,35 +257,39 @@ class MySQLSystem(ServerSystem):
             timeout_s=30,
         )
         self._pid = int(started.stdout.strip())
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if not self._alive(self._pid):
-                self._pid = None
-                tail = self.log_tail()
-                errors = [line for line in tail.splitlines() if "ERROR" in line]
-                raise SystemStartError(
-                    "mysqld exited during start-up with this configuration: "
-                    f"{errors[0] if errors else (tail.splitlines() or ['-'])[-1]}",
-                    tail,
-                )
-            # ping answers 0 once the server accepts connections, also when access is denied
-            ping = self.executor.run(
-                [
-                    self.bin["admin"],
-                    "--no-defaults",
-                    f"--socket={self.socket_path}",
-                    "-uroot",
-                    "--connect-timeout=2",
-                    "ping",
-                ],
-                check=False,
-                timeout_s=10,
+        wait_ready(
+            self._ready,
+            what="mysqld",
+            deadline=Deadline.after(timeout_s),
+            poll_s=0.1,
+            log_tail=self.log_tail,
+            cleanup=self._halt,
+        )
+
+    def _ready(self) -> str | None:
+        """None once the server accepts connections; StartFailed when mysqld exited."""
+        if self._pid is None or not self._alive(self._pid):
+            self._pid = None
+            tail = self.log_tail()
+            errors = [line for line in tail.splitlines() if "ERROR" in line]
+            raise StartFailed(
+                "it exited during start-up with this configuration: "
+                f"{errors[0] if errors else (tail.splitlines() or ['-'])[-1]}"
             )
-            if ping.ok:
-                return
-            time.sleep(0.1)
-        self._halt()
-        raise SystemStartError(f"mysqld was not ready within {timeout_s:g}s", self.log_tail())
+        # ping answers 0 once the server accepts connections, also when access is denied
+        ping = self.executor.run(
+            [
+                self.bin["admin"],
+                "--no-defaults",
+                f"--socket={self.socket_path}",
+                "-uroot",
+                "--connect-timeout=2",
+                "ping",
+            ],
+            check=False,
+            timeout_s=10,
+        )
+        return None if ping.ok else "mysqladmin ping gets no answer"
 
     def _leftover_pid(self) -> int | None:
         try:
@@ -295,19 +299,14 @@ class MySQLSystem(ServerSystem):
         return int(text) if text.isdigit() else None
 
     def _alive(self, pid: int) -> bool:
-        return bool(self.as_user(["kill", "-0", str(pid)], check=False, timeout_s=10).ok)
+        return self.pid_alive(pid)
 
     def _halt(self) -> None:
         pid = self._pid
         if pid is None:
             return
-        self.as_user(["kill", "-TERM", str(pid)], check=False, timeout_s=10)
-        # a clean InnoDB shutdown flushes the buffer pool: give it stop_timeout_s
-        deadline = time.monotonic() + self.stop_timeout_s
-        while time.monotonic() < deadline and self._alive(pid):
-            time.sleep(0.05)
-        if self._alive(pid):
-            self.kill_process_group(pid)
+        # a clean InnoDB shutdown flushes the buffer pool: stop_timeout_s of grace
+        self.stop_pid(pid)
         self._pid = None
 
     def _running(self) -> bool:

@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, ExecutorError, WorkloadError, WorkloadTimeout
-from harness.executor import CommandTimeout, tail
+from harness.errors import ConfigError, WorkloadError
+from harness.executor import tail
+from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.postgres.system import DATABASE, PostgresSystem
 
@@ -119,22 +120,21 @@ class PgBench(Workload):
     def prepare(self, system: System, workdir: Path) -> None:
         if not isinstance(system, PostgresSystem):
             raise ConfigError("the pgbench workload runs only on system=postgres")
-        try:
-            system.executor.run(
-                [
-                    system.bin["pgbench"],
-                    *system.pgbench_args(),
-                    "-i",
-                    "-q",
-                    "-s",
-                    str(self.scale),
-                    DATABASE,
-                ],
-                timeout_s=1800,
-                env=system.client_env(),
-            )
-        except ExecutorError as exc:
-            raise WorkloadError(f"pgbench -i failed: {exc}") from None
+        run_step(
+            system.executor,
+            [
+                system.bin["pgbench"],
+                *system.pgbench_args(),
+                "-i",
+                "-q",
+                "-s",
+                str(self.scale),
+                DATABASE,
+            ],
+            what="pgbench -i",
+            timeout_s=1800,
+            env=system.client_env(),
+        )
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         assert isinstance(system, PostgresSystem)
@@ -152,18 +152,15 @@ class PgBench(Workload):
             sampling_rate=self.sampling_rate,
             log_prefix=str(logs / "pgbench_log"),
         )
-        try:
-            result = executor.run(
-                command, timeout_s=limit, check=False, cwd=str(logs), env=system.client_env()
-            )
-        except CommandTimeout as exc:
-            raise WorkloadTimeout(
-                f"pgbench exceeded {limit:g}s and was killed", tail(exc.stdout + exc.stderr)
-            ) from None
-        if not result.ok:
-            raise WorkloadError(
-                f"pgbench failed: {result.describe()}", tail(result.stdout + result.stderr)
-            )
+        result = run_step(
+            executor,
+            command,
+            what="pgbench",
+            timeout_s=limit,
+            cwd=str(logs),
+            env=system.client_env(),
+            output_tail=lambda out, err: tail(out + err),
+        )
         metrics = parse_pgbench(result.stdout)
         logged = executor.run(
             ["find", str(logs), "-type", "f", "-name", "pgbench_log*", "-exec", "cat", "{}", "+"],

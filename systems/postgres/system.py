@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError, ExecutorError, SystemStartError
-from harness.executor import CommandTimeout, Executor
+from harness.executor import Executor
 from harness.machine import Machine
+from harness.process import run_step
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
 from systems.dbserver.conftext import pg_string
@@ -204,12 +205,19 @@ class PostgresSystem(ServerSystem):
             "start",
         ]
         try:
-            result = self.as_user(command, check=False, timeout_s=timeout_s + 10)
-        except CommandTimeout:
-            self._halt()
-            raise SystemStartError(
-                f"postgres was not ready within {timeout_s:g}s", self.log_tail()
-            ) from None
+            result = run_step(
+                self.executor,
+                command,
+                what="postgres start (pg_ctl -w)",
+                phase="start",
+                timeout_s=timeout_s + 10,
+                check=False,
+                user=self.run_as or None,
+                output_tail=lambda _out, _err: self.log_tail(),
+            )
+        except SystemStartError:
+            self._halt()  # a postmaster that came up late must not hold the port
+            raise
         if not result.ok:
             tail = self.log_tail()
             raise SystemStartError(
@@ -236,10 +244,10 @@ class PostgresSystem(ServerSystem):
             check=False,
             timeout_s=grace + 30,
         )
-        if pid is not None and self.pid_alive(pid):
+        if pid is not None:
             # hung or SIGSTOPped: pg_ctl gave up, and a surviving postmaster would hold the
             # port and make the next test fail as if its configuration had crashed
-            self.kill_process_group(pid)
+            self.stop_pid(pid, terminate=False, grace_s=0)
 
     def _leftover_pid(self) -> int | None:
         return self._postmaster_pid()

@@ -19,14 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import (
-    ConfigError,
-    ExecutorError,
-    SystemStartError,
-    WorkloadError,
-    WorkloadTimeout,
-)
-from harness.executor import CommandTimeout, Executor, LocalExecutor, tail
+from harness.errors import ConfigError, SystemStartError, WorkloadError
+from harness.executor import Executor, LocalExecutor, tail
+from harness.process import run_step
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
 from systems.spark import conf
@@ -184,26 +179,17 @@ class SparkSystem(System):
             "SPARK_LOCAL_DIRS": str(props.get("spark.local.dir", root / "local")),
         }
         limit = None if timeout_s is None else timeout_s + self.start_timeout_s
-        try:
-            result = self.executor.run(
-                [self.python, "-m", "systems.spark.runner", str(request_file)],
-                env=env,
-                cwd=str(root),
-                timeout_s=limit,
-                check=False,
-            )
-        except CommandTimeout as exc:
-            parsed = parse_runner(exc.stdout)
-            if parsed.started_s is None:
-                raise SystemStartError(
-                    f"Spark session did not start within {limit:g}s ({self.master})",
-                    _log_tail(exc.stderr),
-                ) from None
-            raise WorkloadTimeout(
-                f"Spark {job} exceeded {limit:g}s and was killed", _log_tail(exc.stderr)
-            ) from None
-        except ExecutorError as exc:
-            raise WorkloadError(f"cannot run the Spark job process: {exc}") from None
+        result = run_step(
+            self.executor,
+            [self.python, "-m", "systems.spark.runner", str(request_file)],
+            what=f"Spark {job} ({self.master})",
+            timeout_s=limit,
+            started=lambda stdout: parse_runner(stdout).started_s is not None,
+            check=False,  # judged below, from the markers it printed
+            output_tail=lambda _out, err: _log_tail(err),
+            env=env,
+            cwd=str(root),
+        )
         parsed = parse_runner(result.stdout)
         if parsed.started_s is None:
             cause = java_error(result.stderr) or f"exit {result.exit_code}"

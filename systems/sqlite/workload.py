@@ -19,8 +19,9 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.errors import ExecutorError, WorkloadError, WorkloadTimeout
-from harness.executor import CommandTimeout, Executor, LocalExecutor, tail
+from harness.errors import WorkloadError
+from harness.executor import Executor, LocalExecutor, tail
+from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.sqlite.system import SQLiteSystem
 
@@ -133,20 +134,13 @@ class SQLiteOLTP(Workload):
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         assert isinstance(system, SQLiteSystem)
         command = system.worker_command(self.mix, self.duration_s, self.seed)
-        try:
-            result = self.executor.run(command, timeout_s=timeout_s, check=False)
-        except CommandTimeout as exc:
-            raise WorkloadTimeout(
-                f"SQLite {self.mix} run exceeded {timeout_s:g}s and was killed",
-                tail(exc.stderr or exc.stdout),
-            ) from None
-        except ExecutorError as exc:
-            raise WorkloadError(f"cannot run the SQLite worker: {exc}") from None
-        if not result.ok:
-            raise WorkloadError(
-                f"the SQLite worker exited {result.exit_code}",
-                tail(result.stderr or result.stdout),
-            )
+        result = run_step(
+            self.executor,
+            command,
+            what=f"the SQLite worker ({self.mix})",
+            timeout_s=timeout_s,
+            output_tail=lambda out, err: tail(err or out),
+        )
         metrics = parse_output(result.stdout)
         metrics["setup_s"] = system.last_setup_s
         return metrics

@@ -15,11 +15,19 @@ through the :class:`~harness.executor.Executor` (local, or SSH with ``hosts=``).
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 
-from harness.errors import ConfigError, ExecutorError, SystemStartError
+from harness.errors import ConfigError, ExecutorError
 from harness.executor import Executor, LocalExecutor, tail
+from harness.process import (
+    Deadline,
+    StartFailed,
+    process_alive,
+    process_state,
+    run_step,
+    stop_process,
+    wait_ready,
+)
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
 from systems.java_text import jvm_options
@@ -189,13 +197,11 @@ class TomcatSystem(System):
 
     def _process(self, pid: int) -> tuple[bool, str]:
         """Whether ``pid`` is alive, and its command line."""
-        # ps, not kill -0: an exited JVM may linger as a zombie if nobody reaps it.
-        state = self.executor.run(["ps", "-ww", "-o", "stat=,args=", "-p", str(pid)], check=False)
-        stat, _, args = state.stdout.strip().partition(" ")
-        return state.ok and bool(stat) and not stat.startswith("Z"), args.strip()
+        state = process_state(self.executor, pid)
+        return state.alive, state.args
 
     def _alive(self, pid: int) -> bool:
-        return self._process(pid)[0]
+        return process_alive(self.executor, pid)
 
     def _ours(self, args: str) -> bool:
         """Whether a command line is a JVM of this base: a stale pid file (a resumed session,
@@ -231,36 +237,41 @@ class TomcatSystem(System):
         self.stop()
         base = self._base()
         self.executor.run(["sh", "-c", 'rm -rf "$0"/logs/* "$0"/work/*', str(base)])
-        started = time.perf_counter()
-        command = launch.launch_command(self.out_file, self.pid_file, self.jvm_command())
-        result = self.executor.run(command, cwd=str(base), check=False, timeout_s=30)
-        if not result.ok:
-            raise SystemStartError(
-                f"the Tomcat JVM could not be launched: {result.describe()}", self.log_tail()
-            )
-        deadline = started + timeout_s
-        while True:
-            if self._http_status("/") == 200:
-                log.info("Tomcat ready on %s after %.1fs", self.url, time.perf_counter() - started)
-                return
-            pid = self._pid()
-            try:
-                output = self.executor.read_text(self.out_file)
-            except ExecutorError:  # not written yet
-                output = ""
-            failure = start_failure(output)
-            if failure or pid is None or not self._alive(pid):
-                tail_text = self.log_tail()
-                self.stop()
-                reason = failure or "the Tomcat process exited"
-                raise SystemStartError(f"Tomcat did not start: {reason}", tail_text)
-            if time.perf_counter() > deadline:
-                tail_text = self.log_tail()
-                self.stop()
-                raise SystemStartError(
-                    f"Tomcat not ready on {self.url} within {timeout_s:g}s", tail_text
-                )
-            time.sleep(0.2)
+        deadline = Deadline.after(timeout_s)
+        run_step(
+            self.executor,
+            launch.launch_command(self.out_file, self.pid_file, self.jvm_command()),
+            what="the Tomcat JVM launcher",
+            phase="start",
+            timeout_s=30,
+            cwd=str(base),
+            output_tail=lambda _out, _err: self.log_tail(),
+        )
+        waited = wait_ready(
+            self._ready,
+            what=f"Tomcat on {self.url}",
+            deadline=deadline,
+            poll_s=0.2,
+            log_tail=self.log_tail,
+            cleanup=self.stop,
+        )
+        log.info("Tomcat ready on %s after %.1fs", self.url, waited)
+
+    def _ready(self) -> str | None:
+        """None once the home page answers 200; StartFailed when the JVM exited or logged a
+        failure."""
+        status = self._http_status("/")
+        if status == 200:
+            return None
+        pid = self._pid()
+        try:
+            output = self.executor.read_text(self.out_file)
+        except ExecutorError:  # not written yet
+            output = ""
+        failure = start_failure(output)
+        if failure or pid is None or not self._alive(pid):
+            raise StartFailed(failure or "the Tomcat process exited")
+        return f"the home page answers HTTP {status or 'nothing'}"
 
     def stop(self) -> None:
         if self.base is None:
@@ -275,19 +286,7 @@ class TomcatSystem(System):
                 args[:120],
             )
         elif pid is not None and alive:
-            self.executor.run(["kill", str(pid)], check=False)
-            deadline = time.perf_counter() + self.stop_timeout_s
-            while self._alive(pid):
-                if time.perf_counter() > deadline:
-                    log.warning(
-                        "Tomcat pid %d ignored SIGTERM for %.0fs; killing it",
-                        pid,
-                        self.stop_timeout_s,
-                    )
-                    self.executor.run(["kill", "-9", str(pid)], check=False)
-                    time.sleep(0.2)
-                    break
-                time.sleep(0.1)
+            stop_process(self.executor, pid, grace_s=self.stop_timeout_s, what="Tomcat")
         self.executor.run(["rm", "-f", str(self.pid_file)], check=False)
 
     def describe(self) -> dict[str, str]:

@@ -15,8 +15,9 @@ import logging
 import math
 from pathlib import Path
 
-from harness.errors import ConfigError, WorkloadError, WorkloadTimeout
-from harness.executor import CommandTimeout, tail
+from harness.errors import ConfigError, WorkloadError
+from harness.executor import tail
+from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
 
 __all__ = ["WebExploration", "parse_wrk"]
@@ -115,14 +116,13 @@ class WebExploration(Workload):
         limit = seconds + self.request_timeout_s + 20.0
         if timeout_s is not None:
             limit = min(limit, timeout_s)
-        try:
-            result = system.executor.run(command, timeout_s=limit, check=False)
-        except CommandTimeout as exc:
-            raise WorkloadTimeout(
-                f"wrk did not finish within {limit:g}s", tail(exc.stdout + exc.stderr)
-            ) from None
-        if not result.ok:
-            raise WorkloadError(f"wrk failed: {result.describe()}", tail(result.stdout))
+        result = run_step(
+            system.executor,
+            command,
+            what="wrk",
+            timeout_s=limit,
+            output_tail=lambda out, err: tail(out + err),
+        )
         return result.stdout
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:

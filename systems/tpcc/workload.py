@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, ExecutorError, WorkloadError, WorkloadTimeout
-from harness.executor import CommandTimeout, Executor, LocalExecutor, tail
+from harness.errors import ConfigError, WorkloadError
+from harness.executor import Executor, LocalExecutor, tail
+from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.tpcc.driver import parse_summary
 from systems.tpcc.schema import Scale
@@ -119,10 +120,7 @@ class TPCCWorkload(Workload):
         command = driver_command(
             self.python, "load", self._target(system), self.scale, seed=self.seed
         )
-        try:
-            result = self._executor(system).run(command, timeout_s=1800)
-        except ExecutorError as exc:
-            raise WorkloadError(f"TPC-C load failed: {exc}") from None
+        result = run_step(self._executor(system), command, what="the TPC-C load", timeout_s=1800)
         log.info("TPC-C loaded %s", result.stdout.strip())
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
@@ -136,16 +134,13 @@ class TPCCWorkload(Workload):
             duration_s=self.duration_s,
             seed=self.seed,
         )
-        try:
-            result = self._executor(system).run(command, timeout_s=limit, check=False)
-        except CommandTimeout as exc:
-            raise WorkloadTimeout(
-                f"TPC-C run exceeded {limit:g}s and was killed", tail(exc.stdout + exc.stderr)
-            ) from None
-        if not result.ok:
-            raise WorkloadError(
-                f"TPC-C driver failed: {result.describe()}", tail(result.stdout + result.stderr)
-            )
+        result = run_step(
+            self._executor(system),
+            command,
+            what="the TPC-C driver",
+            timeout_s=limit,
+            output_tail=lambda out, err: tail(out + err),
+        )
         return metrics_from_output(result.stdout)
 
     def params(self) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Knob influence from a saved ClassyTune model: ``python -m tuners.classytune.analyze <dir>``.
 
 ``<dir>`` is a ClassyTune artifact directory (``results/sessions/<id>/artifacts``, written by
-:meth:`tuners.classytune.ClassyTuneTuner.save_artifacts`) or the session folder holding it.
+:meth:`tuners.classytune.ClassyTuneBase.save_artifacts`, so by either ClassyTune tuner) or
+the session folder holding it.
 
 The analysis is comparison-based, as the paper proposes for model reuse: starting from the best
 measured setting, each knob in turn is moved up (``probes`` values spread evenly over the range

@@ -4,8 +4,9 @@ A directory written by :func:`save_artifacts` holds:
 
 * ``settings.json``: format version, the tuner's ``params()``, the knob space (catalogue
   entries, so the space can be rebuilt without the system), induction method and bit depth,
-  classifier name and model file, the best trial, the per-round log;
-* ``classifier.json`` (XGBoost's own JSON model format) or ``classifier.joblib`` (scikit-learn);
+  classifier name (``xgboost``, ... or a factory's ``module.name``) and model file, the best
+  trial, the per-round log;
+* ``classifier.json`` (XGBoost's own JSON model format) or ``classifier.joblib`` (any other);
   absent when no model could be trained (fewer than two distinct scores);
 * ``samples.csv`` (one row per test: trial, status, score, imputed score, encoded point
   ``u.<knob>`` and value ``config.<knob>``) and ``samples.json`` (the same as arrays).
@@ -19,15 +20,13 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from harness.errors import ConfigError
 from harness.space import Knob, Space, knob_from_dict
-
-if TYPE_CHECKING:
-    from tuners.classytune.tuner import ClassyTuneTuner
+from harness.tuner import Tuner
 
 __all__ = ["FORMAT", "SETTINGS", "Artifacts", "load_artifacts", "save_artifacts"]
 
@@ -62,15 +61,28 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def save_artifacts(directory: Path, tuner: ClassyTuneTuner, model: Any) -> None:
-    """Write the artifact set for ``tuner`` (with its final ``model``) into ``directory``."""
+def save_artifacts(
+    directory: Path,
+    tuner: Tuner,
+    model: Any,
+    *,
+    induction: str,
+    bits: int,
+    classifier: str,
+    round_log: list[dict[str, Any]],
+) -> None:
+    """Write the artifact set for ``tuner`` (its samples and ``params()``, the final ``model``
+    trained with ``induction``/``bits``, the ``classifier``'s name, the per-round log) into
+    ``directory``. Any :class:`~harness.tuner.Tuner` works: this module knows no tuner class."""
     directory.mkdir(parents=True, exist_ok=True)
     space = tuner.space
     points = tuner.points() if tuner.history else np.empty((0, space.dim))
     scores = tuner.scores() if tuner.history else np.empty(0)
     model_file = None
     if model is not None:
-        if tuner.classifier == "xgboost":
+        from xgboost import XGBClassifier
+
+        if isinstance(model, XGBClassifier):  # XGBoost's own, version-stable JSON format
             model_file = "classifier.json"
             model.save_model(str(directory / model_file))
         else:
@@ -83,12 +95,12 @@ def save_artifacts(directory: Path, tuner: ClassyTuneTuner, model: Any) -> None:
         "format": FORMAT,
         "tuner": tuner.params(),
         "space": [_knob_entry(k) for k in space.knobs],
-        "induction": tuner.induction,
-        "bits": tuner.bits,
-        "classifier": tuner.classifier,
+        "induction": induction,
+        "bits": bits,
+        "classifier": classifier,
         "model_file": model_file,
         "best_trial": best.trial if best else None,
-        "round_log": tuner.round_log,
+        "round_log": round_log,
     }
     (directory / SETTINGS).write_text(json.dumps(_jsonable(settings), indent=2))
     samples = {

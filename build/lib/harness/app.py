@@ -1,0 +1,158 @@
+"""``python -m harness``: the Hydra application (one session, or a sweep with ``-m``)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from harness import api
+from harness.config import register_configs
+from harness.errors import HarnessError
+from harness.records import Observation
+from harness.report import format_value, summary
+from harness.signals import child_pids
+from harness.tracking import take_credentials
+from harness.validate import ensure_results_dir
+
+log = logging.getLogger("harness")
+#: Exit codes: 0 finished, 1 aborted, 2 bad input (before any test), 130 interrupted.
+EXIT_CODES = {"ABORTED": 1, "INTERRUPTED": 130}
+register_configs()
+
+
+def _progress(total: int, enabled: bool, unit: str) -> Any:
+    """A tqdm bar on stderr; replayed tests of a resumed session advance it too."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="test", disable=not enabled, dynamic_ncols=True, file=sys.stderr)
+
+    def update(obs: Observation, best: float | None) -> None:
+        bar.update(1)
+        bar.set_postfix_str(f"best {format_value(best, unit)}, last {obs.status.value.lower()}")
+
+    return bar, update
+
+
+def run(cfg: DictConfig) -> float | None:
+    """Build and run one session; return the best objective value (for sweepers)."""
+    if _STOP.is_set():  # a sweep was interrupted: the jobs still queued do not start
+        log.warning("sweep interrupted: not starting this job")
+        return None
+    overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
+    session = api.prepare(cfg, overrides)
+    bar, update = _progress(
+        session.options.budget, session.options.progress, session.objective.unit
+    )
+    try:
+        result = api.run(session, on_progress=update)
+    finally:
+        bar.close()
+    print(summary(result))
+    if result.status == "INTERRUPTED":
+        _STOP.set()
+    if not _multirun() and result.status in EXIT_CODES:
+        sys.exit(EXIT_CODES[result.status])  # scripts chaining sessions see what happened
+    return result.value(result.best)
+
+
+def _multirun() -> bool:
+    return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
+
+
+@hydra.main(config_path="conf", config_name="config", version_base="1.3")
+def _hydra_main(cfg: DictConfig) -> float | None:
+    try:
+        return run(cfg)
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if _multirun():
+            return None  # one bad job must not end the whole sweep
+        sys.exit(2)
+
+
+class _Stop:
+    """Ctrl-C outside a session: in a single run it interrupts at once; in a sweep the first
+    one stops the sweep gracefully — it is forwarded to the launcher's workers, whose running
+    sessions stop and record INTERRUPTED, and queued jobs are skipped — the second forces."""
+
+    def __init__(self) -> None:
+        self._set = False
+        self.sweep = False
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+
+    def handle(self, signum: int, frame: object) -> None:
+        if not self.sweep or self._set:
+            raise KeyboardInterrupt
+        self._set = True
+        print(
+            "stopping the sweep: running sessions stop and keep their tests "
+            "(Ctrl-C again to force)",
+            file=sys.stderr,
+        )
+        for child in child_pids(os.getpid()):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signum)
+
+
+_STOP = _Stop()
+
+
+def _without_credentials(argument: str) -> str:
+    """A ``tracking.uri=`` override with its user:password moved into MLflow's variables."""
+    key, sep, value = argument.partition("=")
+    if sep and key.lstrip("+") == "tracking.uri":
+        return f"{key}={take_credentials(value)}"
+    return argument
+
+
+def _last_value(arguments: list[str], key: str) -> str | None:
+    """The value the command line gives ``key`` (the last ``key=`` wins, as in Hydra)."""
+    found = None
+    for argument in arguments:
+        name, sep, value = argument.partition("=")
+        if sep and name.lstrip("+") == key:
+            found = value
+    return found
+
+
+def main() -> None:
+    """``python -m harness``: private files, Ctrl-C that always works, and exit codes."""
+    # Results, logs and secrets are the user's: nothing we create is readable by others.
+    os.umask(0o077)
+    _STOP.sweep = any(a in ("-m", "--multirun") for a in sys.argv[1:])
+    try:
+        # before Hydra writes the command line into the run folder (.hydra/*.yaml)
+        sys.argv[1:] = [_without_credentials(a) for a in sys.argv[1:]]
+        # Hydra creates its run folder under results_dir before any of our code runs, and
+        # answers an unwritable or full one with a traceback
+        ensure_results_dir(Path(_last_value(sys.argv[1:], "results_dir") or "results"))
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    # Installed explicitly: a process started in the background of a script inherits SIGINT
+    # as ignored, and a session must still stop on it (each session installs its own
+    # handler while it runs; this one covers the time between sessions).
+    signal.signal(signal.SIGINT, _STOP.handle)
+    signal.signal(signal.SIGTERM, _STOP.handle)
+    try:
+        _hydra_main()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    if _STOP.is_set():
+        sys.exit(130)  # a sweep stopped by Ctrl-C: its sessions are INTERRUPTED

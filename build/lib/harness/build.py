@@ -1,0 +1,337 @@
+"""Turn a composed Hydra config into a ready :class:`~harness.session.Session`.
+
+Everything that can be wrong with the input (unknown workload, a knob pin out of range, a bad
+objective, an unwritable results folder, an unreachable tracking store) fails here, before the
+first test, with a one-line :class:`~harness.errors.HarnessError`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import fields
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from harness.errors import ConfigError, HarnessError
+from harness.objective import Objective
+from harness.session import Session, SessionOptions, TunerFactory
+from harness.session_meta import session_meta
+from harness.session_options import SessionPolicy
+from harness.space import Config
+from harness.store import SampleStore, Store
+from harness.store_memory import MemoryStore
+from harness.system import System, Workload
+from harness.tracking import NullTracker, Tracker, make_tracker, redact_uri, take_credentials
+from harness.validate import (
+    RESUME_OVERRIDABLE,
+    check_range_overrides,
+    check_resume_overrides,
+    check_tuner_options,
+    check_unknown_keys,
+    ensure_results_dir,
+    override_key,
+    validate_session_name,
+)
+
+__all__ = [
+    "RESUME_OVERRIDABLE",
+    "StoreKind",
+    "assemble_session",
+    "build_session",
+    "check_resume_overrides",
+    "ensure_results_dir",
+    "load_resumed_config",
+    "make_objective",
+    "validate_session_name",
+]
+
+
+#: Where a session keeps its tests: a session folder (resumable) or this process's memory.
+StoreKind = Literal["disk", "memory"]
+
+
+def _instantiate(node: Any, what: str) -> Any:
+    try:
+        return instantiate(node)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        if isinstance(cause, HarnessError):
+            raise cause from None
+        detail = str(cause or exc).splitlines()[0] if str(cause or exc) else type(cause).__name__
+        raise ConfigError(f"cannot build the {what}: {detail}") from None
+
+
+def make_workload(cfg: DictConfig, system_name: str) -> Workload:
+    """The system's driver for the chosen workload, with command-line overrides applied."""
+    name = cfg.workload.name or cfg.system.default_workload
+    available = list(cfg.system.workloads)
+    if name not in available:
+        raise ConfigError(
+            f"system {system_name!r} has no workload {name!r}; it offers: "
+            f"{', '.join(available)} (e.g. workload={available[0]})"
+        )
+    node = OmegaConf.to_container(cfg.system.workloads[name], resolve=True)
+    assert isinstance(node, dict)
+    if cfg.workload.duration_s is not None:
+        if cfg.workload.duration_s <= 0:
+            raise ConfigError(
+                f"workload.duration_s must be positive, got {cfg.workload.duration_s}"
+            )
+        node["duration_s"] = cfg.workload.duration_s
+    workload = _instantiate(node, f"workload {name!r}")
+    workload.name = name
+    return workload  # type: ignore[no-any-return]
+
+
+def make_objective(cfg: DictConfig, workload: Workload, constants: dict[str, float]) -> Any:
+    """The session's objective: one metric, or a utility/constraints (harness.utility)."""
+    spec = _container(cfg.objective)
+    from harness.utility import build_objective
+
+    return build_objective(spec, workload.metrics, constants)
+
+
+def _make_system(cfg: DictConfig) -> System:
+    """The adapter, on this machine or on the inventory's hosts (``hosts=<name>``)."""
+    hosts = cfg.get("hosts")
+    if not hosts or not hosts.get("hosts"):
+        return _instantiate(cfg.system.adapter, f"system {cfg.system.name!r}")  # type: ignore[no-any-return]
+    from harness.remote.connect import adapter_kwargs, connect_inventory
+    from harness.remote.inventory import Inventory
+
+    tree = _container(hosts)
+    inventory = Inventory.from_config(
+        str(tree.get("name", "hosts")), tree.get("hosts") or [], tree.get("common") or {}
+    )
+    cluster = connect_inventory(inventory)
+    kwargs = adapter_kwargs(cfg.system.name, str(cfg.system.adapter._target_), cluster)
+    try:
+        return instantiate(cfg.system.adapter, **kwargs)  # type: ignore[no-any-return]
+    except InstantiationException as exc:
+        cluster.close()
+        cause = exc.__cause__
+        if isinstance(cause, HarnessError):
+            raise cause from None
+        raise ConfigError(
+            f"cannot build the system {cfg.system.name!r} on inventory "
+            f"{inventory.name!r}: {cause or exc}"
+        ) from None
+
+
+def _pins_and_ranges(cfg: DictConfig, system: System) -> Config:
+    ranges = _container(cfg.system.ranges)
+    if ranges:
+        check_range_overrides(ranges)
+        system.space = system.space.with_overrides(ranges)
+    return system.space.validate(_container(cfg.system.fixed), partial=True)
+
+
+def _container(node: Any) -> dict[str, Any]:
+    """A plain dict of a config node (keys as strings)."""
+    tree = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(tree, dict)
+    return {str(k): v for k, v in tree.items()}
+
+
+def _results_dir(cfg: DictConfig) -> Path:
+    return ensure_results_dir(Path(cfg.results_dir))
+
+
+def load_resumed_config(resume: str) -> DictConfig:
+    """The stored config of the session in folder ``resume``."""
+    store = SampleStore(resume)
+    meta = store.read_meta()
+    cfg = OmegaConf.create(meta["config"])
+    assert isinstance(cfg, DictConfig)
+    return cfg
+
+
+def build_session(
+    cfg: DictConfig, overrides: list[str] | None = None, *, store: StoreKind = "disk"
+) -> Session:
+    """Validate ``cfg`` completely and assemble a session (new, or resumed if ``cfg.resume``).
+
+    ``overrides`` are the command line's (Hydra's task overrides): a resume honours only
+    those in :data:`RESUME_OVERRIDABLE` and refuses the rest. ``store="memory"`` keeps the
+    tests in memory (no session folder; cannot be resumed).
+    """
+    resume_dir = cfg.get("resume")
+    budget_override: int | None = None
+    if resume_dir and store == "memory":
+        raise ConfigError("resume= continues a session folder; it needs the disk store")
+    if resume_dir:
+        given = cfg
+        cfg = load_resumed_config(resume_dir)
+        budget_override = check_resume_overrides(list(overrides or []), cfg)
+        keys_given = {override_key(o) for o in overrides or []}
+        if budget_override is not None:
+            cfg.budget = budget_override
+        if any(k == "results_dir" for k in keys_given) and (
+            Path(given.results_dir).resolve() != Path(cfg.results_dir).resolve()
+        ):
+            raise ConfigError(
+                f"this session's results are in {cfg.results_dir}, not "
+                f"{given.results_dir}; resume without results_dir="
+            )
+        # what a resume may change: how it reports and where it logs, not what it measures
+        if any(k == "tracking" or k.startswith("tracking.") for k in keys_given):
+            cfg.tracking = given.tracking
+        for key in ("progress", "keep_workdir"):
+            if f"session.{key}" in keys_given:
+                cfg.session[key] = given.session[key]
+    else:
+        check_unknown_keys(cfg)
+        if cfg.session.name:
+            validate_session_name(str(cfg.session.name))
+    policy = {f.name: cfg.session[f.name] for f in fields(SessionPolicy)}
+    options = SessionOptions(
+        budget=int(cfg.budget), seed=int(cfg.seed), repeats=int(cfg.repeats), **policy
+    )
+    results = _results_dir(cfg)
+    system: System = _make_system(cfg)
+    system.name = cfg.system.name
+    system.preflight()  # a missing binary or package: one line, before anything is created
+    fixed = _pins_and_ranges(cfg, system)
+    workload = make_workload(cfg, cfg.system.name)
+    from harness.machine import Machine
+    from harness.utility import machine_constants
+
+    objective = make_objective(cfg, workload, machine_constants(Machine.detect()))
+    tuner_factory = _instantiate(cfg.tuner, "tuner")
+    if not isinstance(tuner_factory, partial):
+        raise ConfigError(
+            "tuner configs need `_partial_: true` (the session passes space, seed and budget)"
+        )
+    tuner_name = tuner_name_of(tuner_factory)
+    check_tuner_options(tuner_factory, tuner_name)
+    tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri), results_dir=results)
+
+    existing: Store | None = None
+    meta: dict[str, Any] | None = None
+    if resume_dir:
+        existing = SampleStore(resume_dir)
+        session_id = validate_session_name(str(existing.read_meta()["session_id"]))
+        existing.lock()  # before anything is written: a running session keeps its folder
+        if budget_override is not None:
+            existing.update_meta(config=OmegaConf.to_container(cfg, resolve=False))
+    else:
+        session_id = cfg.session.name or new_session_id(
+            cfg.system.name, workload.name, tuner_name, int(cfg.seed)
+        )
+        folder = results / "sessions" / session_id
+        stored = OmegaConf.to_container(cfg, resolve=False)
+        assert isinstance(stored, dict)
+        uri = stored["tracking"].get("uri")
+        if isinstance(uri, str) and "${" not in uri:  # an ${oc.env:...} stays as written
+            stored["tracking"]["uri"] = take_credentials(uri)
+        meta = session_meta(
+            session_id,
+            folder,
+            system,
+            workload,
+            objective,
+            tuner_name,
+            seed=int(cfg.seed),
+            experiment=cfg.tracking.experiment or f"{cfg.system.name}/{workload.name}",
+            config=stored,
+            params={
+                k: redact_uri(v) if isinstance(v, str) else v
+                for k, v in _flatten(_container(cfg)).items()
+            },
+            artifact_root=results / "mlartifacts",
+        )
+    return assemble_session(
+        tuner_factory,
+        system,
+        workload,
+        objective=objective,
+        options=options,
+        results_dir=results,
+        fixed=fixed,
+        store=existing or store,
+        session_id=session_id,
+        tracker=tracker,
+        meta=meta,
+    )
+
+
+def tuner_name_of(factory: Any) -> str:
+    """A tuner factory's display name (the class's ``name``, else the callable's)."""
+    func = getattr(factory, "func", factory)
+    return str(getattr(func, "name", getattr(func, "__name__", "tuner")))
+
+
+def new_session_id(system: str, workload: str, tuner: str, seed: int) -> str:
+    """``<system>-<workload>-<tuner>-s<seed>-<time>-<random>``: unique, sortable, readable."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return f"{system}-{workload}-{tuner}-s{seed}-{stamp}-{secrets.token_hex(2)}"
+
+
+def assemble_session(
+    tuner_factory: TunerFactory,
+    system: System,
+    workload: Workload,
+    *,
+    objective: Objective,
+    options: SessionOptions,
+    results_dir: Path,
+    fixed: Config | None = None,
+    store: StoreKind | Store = "memory",
+    session_id: str | None = None,
+    tracker: Tracker | None = None,
+    meta: dict[str, Any] | None = None,
+) -> Session:
+    """The one place a :class:`~harness.session.Session` is built, from ready objects.
+
+    :func:`build_session` calls it for a composed config; :func:`harness.api.run_objects`
+    for objects a caller built (in memory, untracked). A new store is created with ``meta``
+    (or a minimal record of the session); a given store (a resume) is used as it is.
+    """
+    tuner_name = tuner_name_of(tuner_factory)
+    session_id = session_id or new_session_id(system.name, workload.name, tuner_name, options.seed)
+    if isinstance(store, str):  # a new session: its store must not exist yet
+        folder = results_dir / "sessions" / session_id
+        store = MemoryStore(folder) if store == "memory" else SampleStore(folder)
+        store.create(
+            meta
+            or session_meta(
+                session_id,
+                store.directory,
+                system,
+                workload,
+                objective,
+                tuner_name,
+                seed=options.seed,
+                experiment=f"{system.name}/{workload.name}",
+            )
+        )
+    return Session(
+        session_id=session_id,
+        store=store,
+        tuner_factory=tuner_factory,
+        system=system,
+        workload=workload,
+        objective=objective,
+        tracker=tracker or NullTracker(),
+        options=options,
+        fixed=fixed,
+        # Absolute: adapters hand this path to servers and scripts that run in other folders.
+        workdir=(results_dir / "work" / session_id).absolute(),
+    )
+
+
+def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat

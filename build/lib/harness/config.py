@@ -1,0 +1,123 @@
+"""Structured config schemas (Hydra ConfigStore) so a typo fails at compose time.
+
+The groups ``tuner/``, ``system/`` and ``workload/`` hold YAML in ``conf/``; this module types
+the top level and the group nodes. Tuner nodes stay open (each tuner has its own parameters,
+and Hydra's struct mode still rejects unknown keys on the command line).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+from harness.session_options import SessionPolicy
+
+__all__ = ["HarnessConfig", "register_configs"]
+
+
+@dataclass
+class SystemConf:
+    """A system under tune: its adapter, its workload drivers, and knob pins/ranges."""
+
+    name: str = "???"
+    adapter: Any = "???"
+    workloads: dict[str, Any] = field(default_factory=dict)
+    default_workload: str = "???"
+    #: Pin knobs to values (removed from the tuned space), e.g. +system.fixed.page_size=4096
+    fixed: dict[str, Any] = field(default_factory=dict)
+    #: Narrow ranges or change defaults, e.g. +system.ranges.cache_size.max=4096
+    ranges: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+
+@dataclass
+class WorkloadConf:
+    """Which of the system's workloads to run; ``null`` fields keep the driver's defaults."""
+
+    name: str | None = None
+    duration_s: float | None = None
+
+
+@dataclass
+class ObjectiveConf:
+    """What to optimise: one metric, or a utility over several with constraints."""
+
+    metric: str | None = None
+    direction: str | None = None
+    utility: str | None = None
+    name: str | None = None  # label of a utility in summaries and MLflow
+    per: str | None = None  # ratio: divide by a constant or metric, e.g. cores
+    weights: dict[str, float] = field(default_factory=dict)
+    constraints: list[str] = field(default_factory=list)
+    constraint_mode: str = "infeasible"
+    penalty: float = 0.0
+
+
+@dataclass
+class TrackingConf:
+    """MLflow tracking (``tracking=none`` turns it off)."""
+
+    enabled: bool = True
+    uri: str = "sqlite:///results/mlflow.db"
+    experiment: str | None = None
+
+
+@dataclass
+class SessionConf(SessionPolicy):
+    """Per-session behaviour (:class:`~harness.session_options.SessionPolicy`) and its name."""
+
+    #: The session's folder name under results/sessions/ (default: system-workload-tuner-...).
+    name: str | None = None
+
+
+@dataclass
+class DatasetConf:
+    """A user's own recorded samples, for ``system=dataset``."""
+
+    path: str | None = None
+    target: str | None = None
+    direction: str = "max"
+
+
+@dataclass
+class HostsConf:
+    """The host inventory (``hosts=<name>``, conf/hosts/); no hosts = run on this machine.
+
+    ``common`` settings apply to every host; each host has ``name``, ``address`` and optionally
+    ``port``, ``user``, ``key_file``, ``roles`` (sut, load), ``workdir``,
+    ``strict_host_key_checking``, ``known_hosts``, ``connect_timeout_s``
+    (harness.remote.inventory.Host). Passwords are refused: use ssh config, agent or keys.
+    """
+
+    name: str = "none"
+    common: dict[str, Any] = field(default_factory=dict)
+    hosts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class HarnessConfig:
+    """The top level of ``python -m harness``."""
+
+    tuner: Any = "???"
+    system: SystemConf = field(default_factory=SystemConf)
+    workload: WorkloadConf = field(default_factory=WorkloadConf)
+    objective: ObjectiveConf = field(default_factory=ObjectiveConf)
+    tracking: TrackingConf = field(default_factory=TrackingConf)
+    session: SessionConf = field(default_factory=SessionConf)
+    dataset: DatasetConf = field(default_factory=DatasetConf)
+    hosts: HostsConf = field(default_factory=HostsConf)
+    budget: int = 100
+    seed: int = 0
+    repeats: int = 1
+    results_dir: str = "results"
+    #: A session folder to continue (its stored config is used; budget may be raised).
+    resume: str | None = None
+
+
+def register_configs() -> None:
+    """Register the schema; ``conf/config.yaml`` lists ``base_config`` first in its defaults,
+    so every group option is validated against its typed node at compose time."""
+    store = ConfigStore.instance()
+    store.store(name="base_config", node=HarnessConfig)

@@ -1,0 +1,87 @@
+"""The end-of-session summary a user reads in the terminal."""
+
+from __future__ import annotations
+
+from harness.session import SessionResult
+
+__all__ = ["format_value", "summary"]
+
+
+def format_value(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    text = f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return f"{text} {unit}".rstrip()
+
+
+def _side_by_side(result: SessionResult) -> list[str]:
+    """The metrics a utility or constraint reads, default vs best (for constrained sessions)."""
+    names = getattr(result.objective, "reported_metrics", ())
+    default, best = result.default, result.best
+    if not names or best is None:
+        return []
+    rows = ["  metrics (default → best):"]
+    for name in names:
+        before = default.metrics.get(name) if default else None
+        rows.append(f"    {name}: {format_value(before)} → {format_value(best.metrics.get(name))}")
+    return rows
+
+
+def _knob(value: object) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:+.1f}%"
+
+
+def summary(result: SessionResult) -> str:
+    """Best configuration, its metric, improvement over default, and where the runs are."""
+    objective = result.objective
+    obs = result.observations
+    counts: dict[str, int] = {}
+    for o in obs:
+        counts[o.status.value] = counts.get(o.status.value, 0) + 1
+    lines: list[str] = [
+        f"Session {result.session_id}: {result.status}"
+        + (f" ({result.message})" if result.message else ""),
+        f"  tests: {len(obs)} (" + ", ".join(f"{k.lower()} {v}" for k, v in counts.items()) + ")",
+        f"  objective: {objective.direction}imise {objective.metric}",
+        f"  default:   {format_value(result.value(result.default), objective.unit)}"
+        + (
+            " (infeasible)"
+            if result.default and result.default.status.value == "INFEASIBLE"
+            else ""
+        ),
+    ]
+    constraints = getattr(objective, "constraints", ())
+    if constraints:
+        lines.append(
+            "  constraints: " + "; ".join(str(getattr(c, "text", c)) for c in constraints)
+        )
+    best = result.best
+    if best is None:
+        lines.append("  no test succeeded; see the messages in samples.csv")
+    else:
+        lines += [
+            f"  best:      {format_value(result.value(best), objective.unit)} "
+            f"(trial {best.trial})",
+            f"  improvement over default: {_percent(result.improvement())}"
+            + (
+                f"; vs the nearest default re-measurement: "
+                f"{_percent(result.improvement_vs_nearest())}"
+                if result.references
+                else ""
+            ),
+            *_side_by_side(result),
+            "  best configuration:",
+            *(f"    {k} = {_knob(v)}" for k, v in best.config.items()),
+        ]
+    lines += [
+        f"  tuner computation: {result.tuner_seconds:.2f} s",
+        f"  samples:  {result.csv_path}",
+        f"  tracking: {result.tracking}",
+    ]
+    if result.status == "INTERRUPTED":
+        lines.append(f"  resume with: python -m harness resume={result.directory}")
+    return "\n".join(lines)

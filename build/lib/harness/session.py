@@ -1,0 +1,399 @@
+"""A tuning session: the one ask/tell loop, durable, tracked and resumable.
+
+Per test: ask the tuner → run the test (reset, apply, start, workload × repeats) → append to the
+store (fsync) → log to MLflow → tell the tuner. A resumed session rebuilds the tuner from its
+seed and replays the stored observations through the same ask/tell sequence, so no finished
+test runs twice and the tuner ends in the state it would have had.
+
+Timeouts follow BestConfig: after the default configuration (trial 0) has been measured, a
+workload run is killed at ``timeout_factor`` × the default's run time (at least
+``min_timeout_s``). Failed tests count against the budget and reach the tuner with status and
+no score (see :meth:`harness.tuner.Tuner.scores` for how tuners score them).
+
+A session holds its store's lock for its whole life, works only inside its own work folder
+(created by it and marked, so :meth:`Session.remove_workdir` never deletes a folder it did not
+create), turns SIGINT and SIGTERM into an orderly stop at any phase (setup included, and also
+when SIGINT was inherited as ignored), and exports ``HARNESS_SESSION=<id>`` to every process it
+starts, so that a leftover process of a session can always be found.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness import tracking_keys as keys
+from harness import workdir
+from harness.errors import HarnessError, HostUnreachable, SessionAborted, StoreError
+from harness.objective import Objective
+from harness.records import Observation, Status
+from harness.session_options import SessionOptions, SessionResult
+from harness.signals import SignalGuard, exported
+from harness.space import Config
+from harness.store import Store
+from harness.system import System, Workload
+from harness.tracker import Tracker
+from harness.trial import run_test
+from harness.tuner import Tuner
+
+__all__ = ["Session", "SessionOptions", "SessionResult"]
+
+log = logging.getLogger(__name__)
+
+TunerFactory = Callable[..., Tuner]
+#: Exported to every process a session starts (servers, clients), to find strays by.
+SESSION_ENV = "HARNESS_SESSION"
+
+
+class Session:
+    """Runs (or resumes) one tuning session against one system and workload."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        store: Store,
+        tuner_factory: TunerFactory,
+        system: System,
+        workload: Workload,
+        objective: Objective,
+        tracker: Tracker,
+        options: SessionOptions,
+        fixed: Config | None = None,
+        workdir: Path | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.store = store
+        self.tuner_factory = tuner_factory
+        self.system = system
+        self.workload = workload
+        self.objective = objective
+        self.tracker = tracker
+        self.options = options
+        self.fixed = dict(fixed or {})
+        self.workdir = workdir or store.directory / "work"
+        self.tuner: Tuner | None = None
+        self._crashes = 0
+        self._default_run_s: float | None = None
+        self._best_value: float | None = None
+        self._best_score: float | None = None
+        self._signals = SignalGuard()
+
+    # -- public ---------------------------------------------------------------------------
+    @property
+    def tuner_name(self) -> str:
+        """The tuner's display name (its class's ``name``)."""
+        func = getattr(self.tuner_factory, "func", self.tuner_factory)
+        return str(getattr(func, "name", getattr(func, "__name__", "tuner")))
+
+    def run(
+        self, on_progress: Callable[[Observation, float | None], None] | None = None
+    ) -> SessionResult:
+        """Run until the budget is spent; resumes from the store if it holds tests."""
+        self.store.lock()
+        try:
+            with SignalGuard() as self._signals, exported(SESSION_ENV, self.session_id):
+                return self._run(on_progress)
+        finally:
+            self.store.unlock()
+
+    def _run(
+        self, on_progress: Callable[[Observation, float | None], None] | None
+    ) -> SessionResult:
+        stored = self.store.load()
+        references = self.store.load(reference=True)
+        if len(stored) > self.options.budget:
+            raise SessionAborted(
+                f"the store holds {len(stored)} tests, more than budget={self.options.budget}"
+            )
+        self.tuner = self.tuner_factory(
+            space=self.system.space if not self.fixed else self._tuned_space(),
+            seed=self.options.seed,
+            budget=self.options.budget,
+        )
+        logged = self._open_tracking(stored)
+        observations: list[Observation] = []
+        status, message = "FINISHED", ""
+        try:
+            if len(stored) < self.options.budget:
+                self._prepare_workdir()
+                self.system.setup(self.workdir, self.workload)
+            self._loop(stored, observations, references, logged, on_progress)
+        except KeyboardInterrupt:
+            status = "INTERRUPTED"
+            message = (
+                f"interrupted after {len(observations)}/{self.options.budget} tests; "
+                f"resume with: python -m harness resume={self.store.directory}"
+            )
+        except SessionAborted as exc:
+            status, message = "ABORTED", str(exc)
+        except (HostUnreachable, StoreError) as exc:
+            status = "ABORTED"
+            message = (
+                f"{exc}; the {len(observations)} finished tests are kept: resume with "
+                f"python -m harness resume={self.store.directory}"
+            )
+        except Exception as exc:  # a bug in an adapter or tuner: keep the tests, say where
+            status = "ABORTED"
+            trace = self.store.directory / "error.log"
+            if self.store.persistent:
+                with contextlib.suppress(OSError):
+                    trace.write_text(traceback.format_exc())
+            else:
+                log.error("%s", traceback.format_exc())
+            message = (
+                f"internal error {type(exc).__name__}: {exc} (a bug; traceback in "
+                f"{trace}); the {len(observations)} finished tests are kept: resume "
+                f"with python -m harness resume={self.store.directory}"
+            )
+        finally:
+            self._teardown()
+            self._signals.armed = False
+        result = SessionResult(
+            self.session_id,
+            self.store.directory,
+            self.objective,
+            observations,
+            references,
+            status,
+            self.tracker.where(),
+            message=message,
+            tuner_seconds=self.tuner.compute_seconds,
+        )
+        try:
+            self._finish(result)
+        finally:
+            self.tracker.close()  # send (or report) whatever tracking still has queued
+        return result
+
+    def _teardown(self) -> None:
+        """Stop the system whatever happened; a second Ctrl-C must not skip this."""
+        try:
+            self.system.teardown()
+        except HarnessError as exc:
+            log.warning("teardown of %s failed: %s", self.system.name, exc)
+        except KeyboardInterrupt:  # a signal during teardown: finish stopping, then report
+            log.warning("interrupted while stopping %s; stopping it again", self.system.name)
+            with contextlib.suppress(Exception, KeyboardInterrupt):
+                self.system.teardown()
+
+    # -- the work folder --------------------------------------------------------------------
+    def _prepare_workdir(self) -> None:
+        workdir.prepare(self.workdir, self.session_id)
+
+    def remove_workdir(self) -> None:
+        """Delete the session's work folder here and on its remote hosts — only if this
+        session created it (its marker names this session)."""
+        from harness.remote.connect import remove_remote_workdirs
+
+        remove_remote_workdirs(self.system, self.workdir)
+        workdir.remove(self.workdir, self.session_id)
+
+    # -- the loop -------------------------------------------------------------------------
+    def _loop(
+        self,
+        stored: list[Observation],
+        observations: list[Observation],
+        references: list[Observation],
+        logged: set[int],
+        on_progress: Callable[[Observation, float | None], None] | None,
+    ) -> None:
+        assert self.tuner is not None
+        budget = self.options.budget
+        while len(observations) < budget:
+            batch = self.tuner.ask(min(self.tuner.preferred_batch, budget - len(observations)))
+            told: list[Observation] = []
+            for config in batch:
+                trial = len(observations)
+                if trial < len(stored):
+                    obs = stored[trial]  # replay: never rerun a finished test
+                    if trial not in logged:
+                        self.tracker.log_test(obs, self._objective_value(obs))
+                else:
+                    self._maybe_remeasure_default(trial, references)
+                    obs = self._run_one(config, trial)
+                    self.store.append(obs)
+                    self.tracker.log_test(obs, self._objective_value(obs))
+                if trial == 0 and obs.ok:  # the timeout reference, also when replayed
+                    self._default_run_s = float(obs.extra.get("run_s", obs.duration_s))
+                observations.append(obs)
+                told.append(obs)
+                self._track_best(obs)
+                if on_progress:
+                    on_progress(obs, self._best_value)
+                self._check_crashes(obs)
+            step_from = len(self.tuner.compute_log)
+            self.tuner.tell(told)
+            for record in self.tuner.compute_log[max(step_from - 2, 0) :]:
+                self.tracker.log_step(record.step, {keys.METRIC_TUNER_SECONDS: record.seconds})
+
+    def _run_one(self, config: Config, trial: int) -> Observation:
+        full = {**config, **self.fixed}
+        obs = run_test(
+            self.system,
+            self.workload,
+            self.objective,
+            full,
+            trial,
+            repeats=self.options.repeats,
+            timeout_s=self._timeout(),
+            start_timeout_s=self.options.start_timeout_s,
+            is_default=trial == 0,
+        )
+        if obs.status is not Status.SUCCEEDED:
+            log.info("trial %d: %s %s", trial, obs.status.value, obs.message)
+        return obs
+
+    def _timeout(self) -> float:
+        if self._default_run_s is None:
+            return self.options.first_timeout_s
+        return max(self.options.timeout_factor * self._default_run_s, self.options.min_timeout_s)
+
+    def _maybe_remeasure_default(self, trial: int, references: list[Observation]) -> None:
+        every = self.options.default_every
+        if not every or trial == 0 or trial % every:
+            return
+        if any(int(r.extra.get("after_trial", -1)) == trial for r in references):
+            return  # measured before an interruption
+        ref = run_test(
+            self.system,
+            self.workload,
+            self.objective,
+            {**self.system.space.default(), **self.fixed},
+            trial,
+            repeats=self.options.repeats,
+            timeout_s=self._timeout(),
+            start_timeout_s=self.options.start_timeout_s,
+            is_default=True,
+        )
+        ref = Observation(**{**ref.__dict__, "extra": {**ref.extra, "after_trial": trial}})
+        self.store.append(ref, reference=True)
+        references.append(ref)
+        value = self._objective_value(ref)
+        if value is not None:
+            self.tracker.log_step(trial, {keys.METRIC_DEFAULT: value})
+
+    def _check_crashes(self, obs: Observation) -> None:
+        if obs.status is Status.CRASHED and obs.trial == 0:
+            raise SessionAborted(
+                f"the default configuration did not start ({obs.message}); "
+                f"check the {self.system.name} setup before tuning"
+            )
+        if obs.trial == 0 and obs.status in (Status.FAILED, Status.TIMED_OUT):
+            # Every later test would fail the same way and burn the whole budget.
+            raise SessionAborted(
+                f"the default configuration {obs.status.value} its workload ({obs.message}); "
+                "fix the workload or the objective before tuning"
+            )
+        self._crashes = self._crashes + 1 if obs.status is Status.CRASHED else 0
+        if self._crashes >= self.options.max_consecutive_crashes:
+            raise SessionAborted(
+                f"{self._crashes} consecutive tests crashed {self.system.name} (last: "
+                f"{obs.message}); the knob ranges may exceed what this machine allows: narrow "
+                "them (+system.ranges.<knob>.max=...) or raise session.max_consecutive_crashes"
+            )
+
+    def _track_best(self, obs: Observation) -> None:
+        if obs.ok and (self._best_score is None or obs.score > self._best_score):  # type: ignore[operator]
+            self._best_score = obs.score
+            self._best_value = self._objective_value(obs)
+        if self._best_value is not None:
+            self.tracker.log_step(obs.trial, {keys.METRIC_BEST_SO_FAR: self._best_value})
+
+    def _objective_value(self, obs: Observation) -> float | None:
+        return self.objective.value(obs.metrics) if obs.ok else None
+
+    def _tuned_space(self) -> Any:
+        free = [name for name in self.system.space.names if name not in self.fixed]
+        return self.system.space.subspace(free)
+
+    # -- tracking and the end ---------------------------------------------------------------
+    def _open_tracking(self, stored: list[Observation]) -> set[int]:
+        meta = self.store.read_meta()
+        run_id = meta.get("mlflow_run_id")
+        if run_id:
+            return self.tracker.resume_session(run_id)
+        # the config as given, plus what the objects resolved from it (defaults filled in)
+        resolved = {
+            **{f"{keys.PREFIX_RESOLVED}tuner.{k}": v for k, v in self._tuner().params().items()},
+            **{
+                f"{keys.PREFIX_RESOLVED}workload.{k}": v for k, v in self.workload.params().items()
+            },
+        }
+        run_id = self.tracker.start_session(
+            experiment=meta["experiment"],
+            run_name=self.session_id,
+            params={**meta.get("params", {}), **resolved},
+            tags=meta.get("tags", {}),
+            artifact_root=Path(meta.get("artifact_root", self.store.directory / "mlartifacts")),
+        )
+        if run_id:
+            self.store.update_meta(mlflow_run_id=run_id)
+        return set()
+
+    def _tuner(self) -> Tuner:
+        assert self.tuner is not None, "the tuner is built first"
+        return self.tuner
+
+    def _finish(self, result: SessionResult) -> None:
+        artifacts: dict[str, Path] = {}
+        try:
+            result.csv_path = self.store.export_csv(result.observations)
+            if result.csv_path is not None:
+                artifacts[keys.ARTIFACT_SAMPLES] = result.csv_path
+        except StoreError as exc:  # e.g. a full disk: the JSON-lines store still has them
+            log.error("%s", exc)
+            result.message = (result.message + "; " if result.message else "") + str(exc)
+        if not self.store.persistent:
+            pass  # an in-memory session writes no files
+        elif self.tuner is not None and hasattr(self.tuner, "save_artifacts"):
+            folder = self.store.directory / "artifacts"
+            try:
+                folder.mkdir(exist_ok=True)
+                self.tuner.save_artifacts(folder)
+                artifacts[keys.ARTIFACT_TUNER] = folder
+            except Exception as exc:
+                log.warning("could not save the tuner's artifacts: %s", exc)
+        crashed = [o for o in result.observations if o.extra.get("log_tail")]
+        crashed = crashed if self.store.persistent else []
+        if crashed:
+            logs = self.store.directory / "crash_logs.txt"
+            try:
+                logs.write_text(
+                    "\n\n".join(
+                        f"== trial {o.trial}: {o.message}\n{o.extra['log_tail']}" for o in crashed
+                    )
+                )
+                artifacts[keys.ARTIFACT_LOGS] = logs
+            except OSError as exc:
+                log.warning("could not write %s: %s", logs, exc.strerror)
+        metrics: dict[str, float] = {
+            keys.METRIC_TESTS: len(result.observations),
+            keys.METRIC_FAILED_TESTS: sum(not o.ok for o in result.observations),
+            keys.METRIC_TUNER_TOTAL: result.tuner_seconds,
+        }
+        for key, value in (
+            (keys.METRIC_DEFAULT, result.value(result.default)),
+            (keys.METRIC_BEST, result.value(result.best)),
+            (keys.METRIC_IMPROVEMENT, result.improvement()),
+            (keys.METRIC_IMPROVEMENT_NEAREST, result.improvement_vs_nearest()),
+        ):
+            if value is not None:
+                metrics[key] = value
+        best = result.best
+        params = {f"{keys.PREFIX_CONFIG}{k}": v for k, v in best.config.items()} if best else {}
+        try:
+            self.store.update_meta(
+                status=result.status, finished=time.time(), tests=len(result.observations)
+            )
+        except StoreError as exc:
+            log.error("%s", exc)
+        try:
+            self.tracker.finish(result.status, metrics, params, artifacts)
+        except Exception as exc:
+            log.warning("could not finish the MLflow run: %s", exc)

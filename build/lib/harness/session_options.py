@@ -1,0 +1,126 @@
+"""What a session is told (:class:`SessionOptions`, validated before the first test) and what
+it reports (:class:`SessionResult`, for the summary and for callers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.objective import Objective
+from harness.records import Observation, Status
+
+__all__ = ["SessionOptions", "SessionPolicy", "SessionResult"]
+
+
+@dataclass
+class SessionPolicy:
+    """How a session runs its tests: the ``session.*`` keys of the config, declared only here
+    (the config schema :class:`harness.config.SessionConf` extends this class)."""
+
+    #: A workload run is killed after this many times the default configuration's run time.
+    timeout_factor: float = 1.9
+    #: ... but never before this many seconds.
+    min_timeout_s: float = 10.0
+    #: The timeout of the default configuration's own run (trial 0).
+    first_timeout_s: float = 600.0
+    #: How long a server may take to start and become ready.
+    start_timeout_s: float = 120.0
+    #: Abort after this many crashed tests in a row (the ranges may exceed the machine).
+    max_consecutive_crashes: int = 5
+    #: Re-measure the default every N tests (0: never), to see the machine's drift.
+    default_every: int = 0
+    #: Show a progress bar on stderr.
+    progress: bool = True
+    #: Keep the work folder (servers' data, logs) after a finished session.
+    keep_workdir: bool = False
+
+
+@dataclass
+class SessionOptions(SessionPolicy):
+    """Everything a session is told: the policy plus budget, seed and repeats (validated
+    before the first test)."""
+
+    budget: int = 100
+    seed: int = 0
+    repeats: int = 1
+
+    def __post_init__(self) -> None:
+        from harness.errors import ConfigError
+
+        if self.budget < 1:
+            raise ConfigError(f"budget must be at least 1 test, got {self.budget}; e.g. budget=50")
+        if self.repeats < 1:
+            raise ConfigError(f"repeats must be at least 1, got {self.repeats}; e.g. repeats=3")
+        if self.seed < 0:
+            raise ConfigError(f"seed must be 0 or more, got {self.seed}; e.g. seed=0")
+        if not self.timeout_factor > 1.0 or self.timeout_factor == float("inf"):
+            raise ConfigError(f"session.timeout_factor must exceed 1, got {self.timeout_factor}")
+        for name in ("min_timeout_s", "first_timeout_s", "start_timeout_s"):
+            value = getattr(self, name)
+            if not 0 < value < float("inf"):
+                raise ConfigError(
+                    f"session.{name} must be a positive number of seconds, got {value}"
+                )
+        if self.max_consecutive_crashes < 1:
+            raise ConfigError("session.max_consecutive_crashes must be at least 1")
+        if self.default_every < 0:
+            raise ConfigError("session.default_every must be 0 (off) or a number of tests")
+
+
+@dataclass
+class SessionResult:
+    """What a session measured, for the summary and for callers."""
+
+    session_id: str
+    directory: Path
+    objective: Objective
+    observations: list[Observation]
+    references: list[Observation]
+    status: str  # FINISHED | ABORTED | INTERRUPTED
+    tracking: str
+    csv_path: Path | None = None
+    message: str = ""
+    tuner_seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def default(self) -> Observation | None:
+        return self.observations[0] if self.observations else None
+
+    @property
+    def best(self) -> Observation | None:
+        ok = [o for o in self.observations if o.ok]
+        return max(ok, key=lambda o: (o.score, -o.trial)) if ok else None
+
+    def value(self, obs: Observation | None) -> float | None:
+        """The raw objective value of a test that ran (also when it broke a constraint)."""
+        if obs is None or obs.status not in (Status.SUCCEEDED, Status.INFEASIBLE):
+            return None
+        try:
+            return self.objective.value(obs.metrics)
+        except HarnessError:
+            return None
+
+    def improvement(self) -> float | None:
+        best, default = self.value(self.best), self.value(self.default)
+        if best is None or default is None:
+            return None
+        return self.objective.improvement(best, default)
+
+    def nearest_default(self) -> Observation | None:
+        """The default measurement nearest in time to the best test (noise-aware baseline)."""
+        best = self.best
+        candidates = [o for o in [self.default, *self.references] if o is not None and o.ok]
+        if best is None or not candidates:
+            return None
+        return min(
+            candidates, key=lambda o: abs(int(o.extra.get("after_trial", o.trial)) - best.trial)
+        )
+
+    def improvement_vs_nearest(self) -> float | None:
+        best, near = self.value(self.best), self.value(self.nearest_default())
+        if best is None or near is None:
+            return None
+        return self.objective.improvement(best, near)

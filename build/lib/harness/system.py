@@ -1,0 +1,112 @@
+"""The contracts between the session loop, the systems under tune and their workloads.
+
+A tuning test is: ``system.reset()`` (restore the initial data) → ``system.apply(config)`` →
+``system.start(timeout)`` (start or restart, and wait until ready) → ``workload.run(system,
+timeout)`` → metrics → ``system.stop()``. The session turns the exceptions these raise into a
+test status: :class:`~harness.errors.SystemStartError` → CRASHED,
+:class:`~harness.errors.WorkloadTimeout` → TIMED_OUT, :class:`~harness.errors.WorkloadError` →
+FAILED. Any other exception is a bug and stops the session (finished tests are kept).
+
+Adapters must make ``apply``, ``reset`` and ``stop`` idempotent, and must not leave processes
+behind after ``teardown`` (also when the session is interrupted).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from harness.space import Config, Space
+
+__all__ = ["MetricSpec", "Placement", "System", "SystemKind", "Workload"]
+
+SystemKind = Literal["real", "surrogate", "synthetic", "remote"]
+Placement = Literal["local", "host", "cluster"]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric a workload reports: its name, whether larger is better, and its unit."""
+
+    name: str
+    direction: Literal["max", "min"]
+    unit: str = ""
+
+
+class Workload(ABC):
+    """A benchmark run against a started system.
+
+    ``metrics`` lists every metric ``run`` reports (all of them, every time), the first being
+    the default objective. Parsing of a benchmark client's output should live in a pure
+    function so that it can be tested on captured real output.
+    """
+
+    name: str = "workload"
+    metrics: tuple[MetricSpec, ...] = ()
+    #: Nominal run time of one test in seconds (used for progress estimates and timeouts).
+    duration_s: float = 0.0
+
+    def prepare(self, system: System, workdir: Path) -> None:  # noqa: B027 - optional hook
+        """Once per session, before the first test (e.g. generate data, load tables)."""
+
+    @abstractmethod
+    def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
+        """Run once and return every metric. Raise WorkloadError/WorkloadTimeout on failure."""
+
+    def params(self) -> dict[str, Any]:
+        """Settings logged with the session (MLflow params ``resolved.workload.<key>``)."""
+        return {"name": self.name, "duration_s": self.duration_s}
+
+
+class System(ABC):
+    """A system under tune: its knob space and its lifecycle.
+
+    Constructors do no I/O (no binary lookup, no command, no connection), so that an adapter
+    can be built and unit-tested without its server; :meth:`preflight` checks the
+    installation before the first test, and :meth:`setup` creates the instance.
+    """
+
+    name: str = "system"
+    kind: SystemKind = "real"
+    #: Where the adapter runs, declared so that ``hosts=`` never inspects signatures:
+    #: ``local`` (this machine only), ``host`` (one host: the constructor takes
+    #: ``executor=``), ``cluster`` (several hosts: it takes ``cluster=``).
+    placement: ClassVar[Placement] = "local"
+
+    def __init__(self, space: Space) -> None:
+        self.space = space
+
+    def preflight(self) -> None:  # noqa: B027 - optional hook
+        """Check the installation (binaries, versions, the account to run as) before any test,
+        raising a one-line :class:`~harness.errors.ConfigError` that names the fix; idempotent.
+        The session calls it before it creates anything; ``setup`` may call it again."""
+
+    def setup(self, workdir: Path, workload: Workload) -> None:
+        """Once per session: create the instance, let the workload load data, snapshot it."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        workload.prepare(self, workdir)
+
+    def reset(self) -> None:  # noqa: B027 - optional hook
+        """Restore the initial data state so every test starts from identical data."""
+
+    @abstractmethod
+    def apply(self, config: Config) -> None:
+        """Render ``config`` into the system's configuration (files, flags, pragmas)."""
+
+    def start(self, timeout_s: float) -> None:  # noqa: B027 - optional hook
+        """(Re)start with the applied configuration and wait until ready; raise
+        :class:`~harness.errors.SystemStartError` with the log tail if it does not come up."""
+
+    def stop(self) -> None:  # noqa: B027 - optional hook
+        """Stop the system if it runs (idempotent)."""
+
+    def teardown(self) -> None:
+        """End of session: stop and release everything (idempotent)."""
+        self.stop()
+
+    def describe(self) -> Mapping[str, str]:
+        """Tags for tracking: kind, versions, backend (override to add more)."""
+        return {"system": self.name, "system_kind": self.kind}

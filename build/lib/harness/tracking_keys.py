@@ -1,0 +1,52 @@
+"""Names of the MLflow tags, params and metrics the harness writes (and the figures read)."""
+
+# Tags on session (parent) runs
+TAG_KIND = "harness.kind"  # "session" or "test"
+TAG_SYSTEM = "harness.system"
+TAG_SYSTEM_KIND = "harness.system_kind"  # real | surrogate | synthetic | remote
+TAG_WORKLOAD = "harness.workload"
+TAG_TUNER = "harness.tuner"
+TAG_SEED = "harness.seed"
+TAG_GIT = "harness.git_revision"
+#: ``harness.lib.<package>``: the version of a library that changes results (xgboost, ...)
+PREFIX_LIBRARY = "harness.lib."
+#: ``resolved.tuner.<k>``/``resolved.workload.<k>``: settings as the objects resolved them
+PREFIX_RESOLVED = "resolved."
+TAG_SESSION_ID = "harness.session_id"
+TAG_SESSION_DIR = "harness.session_dir"
+TAG_OBJECTIVE = "harness.objective"
+TAG_DIRECTION = "harness.direction"
+TAG_SESSION_STATUS = "harness.session_status"  # FINISHED | ABORTED | INTERRUPTED
+TAG_PARENT = "mlflow.parentRunId"
+
+# Tags on test (child) runs
+TAG_TRIAL = "harness.trial"
+TAG_STATUS = "harness.status"
+TAG_IS_DEFAULT = "harness.is_default"
+TAG_MESSAGE = "harness.message"
+
+# Metrics
+METRIC_OBJECTIVE = "objective"  # the raw objective value of a test
+METRIC_SCORE = "score"  # larger-is-better score of a test
+METRIC_DURATION = "test_duration_s"
+METRIC_BEST_SO_FAR = "best_so_far"  # raw objective value of the best test, by step (= trial)
+METRIC_TUNER_SECONDS = "tuner_seconds"  # tuner computation time, by step (= ask/tell call)
+METRIC_TUNER_TOTAL = "tuner_seconds_total"
+METRIC_DEFAULT = "default_value"
+METRIC_BEST = "best_value"
+METRIC_IMPROVEMENT = "improvement"  # relative, vs the first default measurement
+METRIC_IMPROVEMENT_NEAREST = "improvement_vs_nearest_default"
+METRIC_TESTS = "tests"
+METRIC_FAILED_TESTS = "failed_tests"
+
+# Prefixes
+PREFIX_METRIC = "result."  # every workload metric of a test, e.g. result.tps
+PREFIX_CONFIG = "config."  # knob values: params of a test run, columns of the samples table
+# The best configuration on the session run. Tags, not params: params are write-once and the
+# best changes when a session is resumed.
+PREFIX_BEST = "harness.best."  # e.g. harness.best.io_threads = 8
+
+ARTIFACT_SAMPLES = "samples"
+ARTIFACT_TUNER = "tuner"
+ARTIFACT_LOGS = "logs"
+ARTIFACT_BEST_CONFIG = "best_config.json"  # {knob: value} of the best test, rewritten at the end

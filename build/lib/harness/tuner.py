@@ -1,0 +1,149 @@
+"""The tuner protocol: batch ``ask(n)`` / ``tell(observations)`` / ``best()``.
+
+The session loop lives outside the tuner (as in SMAC/Optuna ask-tell and MLOS suggest/register).
+Every tuner derives from :class:`Tuner`, which guarantees the shared contract:
+
+* trial 0 is always the space's default configuration, measured like any other test;
+* ``ask`` returns valid configurations of the space and never more than asked for;
+* the tuner is deterministic given its seed and the observations it was told;
+* ``best()`` is the best *measured* observation, never a prediction;
+* the tuner's own computation time is accounted per call in :attr:`Tuner.compute_log`.
+
+Subclasses implement :meth:`Tuner._propose` (points or configurations) and optionally
+:meth:`Tuner._observe`. Scores are "larger is better"; see :meth:`Tuner.scores` for failures.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.records import Observation
+from harness.space import Config, Space
+
+__all__ = ["ComputeRecord", "Tuner"]
+
+
+@dataclass(frozen=True)
+class ComputeRecord:
+    """Tuner computation time of one ask or tell call (excludes test time)."""
+
+    step: int
+    phase: str  # "ask" or "tell"
+    seconds: float
+    n: int
+
+
+class Tuner(ABC):
+    """Base class of every tuner. Subclasses set :attr:`name` and implement ``_propose``."""
+
+    name: str = "tuner"
+    #: How many configurations the tuner would like per ``ask`` (the session may ask fewer).
+    preferred_batch: int = 1
+
+    def __init__(self, space: Space, seed: int = 0, budget: int = 100) -> None:
+        if budget < 1:
+            raise ValueError(f"budget must be >= 1, got {budget}")
+        self.space = space
+        self.seed = int(seed)
+        self.budget = int(budget)
+        self.rng = np.random.default_rng(self.seed)
+        self.history: list[Observation] = []
+        self.compute_log: list[ComputeRecord] = []
+        self._asked = 0
+
+    # -- public protocol ------------------------------------------------------------------
+    def ask(self, n: int = 1) -> list[Config]:
+        """Return up to ``n`` configurations to test next (trial 0 = the default)."""
+        if n < 1:
+            raise ValueError(f"ask(n) needs n >= 1, got {n}")
+        started = time.perf_counter()
+        configs: list[Config] = []
+        if self._asked == 0:
+            configs.append(self.space.default())
+        if len(configs) < n:
+            proposed = self._propose(n - len(configs))
+            configs.extend(self._as_configs(proposed)[: n - len(configs)])
+        self._asked += len(configs)
+        self._record("ask", started, len(configs))
+        return configs
+
+    def tell(self, observations: Sequence[Observation]) -> None:
+        """Report finished tests (in any order; failed ones included)."""
+        started = time.perf_counter()
+        for obs in observations:
+            self.history.append(obs)
+            self._observe(obs)
+        self._record("tell", started, len(observations))
+
+    def best(self) -> Observation | None:
+        """The best successful observation so far (ties: the earliest)."""
+        ok = [o for o in self.history if o.ok]
+        if not ok:
+            return None
+        return max(ok, key=lambda o: (o.score, -o.trial))
+
+    @property
+    def remaining(self) -> int:
+        """Tests left in the budget, counting those asked but not yet told."""
+        return max(self.budget - self._asked, 0)
+
+    @property
+    def compute_seconds(self) -> float:
+        return sum(r.seconds for r in self.compute_log)
+
+    def params(self) -> dict[str, object]:
+        """The tuner's settings, logged with the session as MLflow params
+        ``resolved.tuner.<key>`` (override to add more)."""
+        return {"name": self.name, "seed": self.seed, "budget": self.budget}
+
+    # -- helpers for subclasses -----------------------------------------------------------
+    def points(self) -> np.ndarray:
+        """All told configurations as points in [0, 1]^d (in trial order)."""
+        return self.space.encode_many(o.config for o in self.history)
+
+    def scores(self) -> np.ndarray:
+        """Scores of all told tests, larger is better, with failures imputed.
+
+        A failed, crashed, timed-out or infeasible test scores below the worst successful one:
+        ``worst - 0.1 * (best - worst)`` (or ``worst - 1`` when all successes tie), so it loses
+        every comparison and pulls models away from its region without dominating their scale.
+        With no success at all every failure scores 0.
+        """
+        ok = np.array([o.score for o in self.history if o.ok], dtype=float)
+        if ok.size:
+            worst, spread = float(ok.min()), float(ok.max() - ok.min())
+            penalty = worst - (0.1 * spread if spread > 0 else 1.0)
+        else:
+            penalty = 0.0
+        return np.array([o.score if o.ok else penalty for o in self.history], dtype=float)
+
+    def lhs(
+        self, n: int, low: np.ndarray | None = None, high: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``n`` Latin-hypercube points in the box [low, high] (default: the unit cube)."""
+        from harness.sampling import latin_hypercube
+
+        return latin_hypercube(n, self.space.dim, self.rng, low, high)
+
+    # -- to implement ---------------------------------------------------------------------
+    @abstractmethod
+    def _propose(self, n: int) -> Sequence[Config] | np.ndarray:
+        """Return ``n`` proposals: configurations, or an ``(n, d)`` array in [0, 1]^d."""
+
+    def _observe(self, observation: Observation) -> None:  # noqa: B027 - optional hook
+        """Hook called once per told observation (after it is appended to history)."""
+
+    # -- internals ------------------------------------------------------------------------
+    def _as_configs(self, proposed: Sequence[Config] | np.ndarray) -> list[Config]:
+        if isinstance(proposed, np.ndarray):
+            return self.space.decode_many(proposed) if proposed.size else []
+        return [self.space.validate(c) for c in proposed]
+
+    def _record(self, phase: str, started: float, n: int) -> None:
+        step = len(self.compute_log)
+        self.compute_log.append(ComputeRecord(step, phase, time.perf_counter() - started, n))

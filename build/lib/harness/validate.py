@@ -1,0 +1,158 @@
+"""Checks of a session's input that need no system: names, resume overrides, unknown keys,
+tuner options, range overrides and the results folder. Each failure is one ConfigError line
+that names the fix, raised before anything is created."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import os
+import re
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from harness.config import HarnessConfig
+from harness.errors import ConfigError
+
+__all__ = [
+    "RESUME_OVERRIDABLE",
+    "check_range_overrides",
+    "check_resume_overrides",
+    "check_tuner_options",
+    "check_unknown_keys",
+    "ensure_results_dir",
+    "override_key",
+    "validate_session_name",
+]
+
+#: A session name is one path component: it names folders, never points elsewhere.
+_SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,119}$")
+#: What a resume may change (everything else is the stored session's and stays so).
+RESUME_OVERRIDABLE = (
+    "resume",
+    "budget",
+    "results_dir",
+    "tracking",
+    "session.progress",
+    "session.keep_workdir",
+    "hydra",
+)
+#: Typed nodes whose keys are fixed; a ``+key=`` Hydra would add to them is refused.
+_TYPED_NODES = ("session", "workload", "objective", "tracking", "dataset")
+
+
+def validate_session_name(name: str) -> str:
+    """``name`` if it is a safe folder name, else a ConfigError naming the rule."""
+    if not _SESSION_NAME.match(name):
+        raise ConfigError(
+            f"session.name {name!r} is not a plain name: use letters, digits, "
+            "'.', '_' and '-' (at most 120, no '/'), e.g. session.name=mysql-run1"
+        )
+    return name
+
+
+def override_key(text: str) -> str:
+    return text.lstrip("+~").split("=", 1)[0]
+
+
+def check_resume_overrides(overrides: list[str], stored: DictConfig) -> int | None:
+    """Refuse command-line overrides a resume cannot honour; return a raised budget, if any.
+
+    The stored session's tuner, system, seed, objective and knob space define what its
+    finished tests mean, so they cannot change when it continues.
+    """
+    budget: int | None = None
+    for text in overrides:
+        key = override_key(text)
+        if not any(key == k or key.startswith(f"{k}.") for k in RESUME_OVERRIDABLE):
+            raise ConfigError(
+                f"`{text}` cannot change on resume (the stored session's "
+                "settings define its finished tests); resume without it, or "
+                "start a new session"
+            )
+        if key == "budget":
+            try:
+                budget = int(text.split("=", 1)[1])
+            except ValueError:
+                raise ConfigError(f"budget must be a whole number, got `{text}`") from None
+            if budget < int(stored.budget):
+                raise ConfigError(
+                    f"budget={budget} is below this session's budget "
+                    f"{stored.budget}; a resume can only raise it"
+                )
+    return budget
+
+
+def check_unknown_keys(cfg: DictConfig) -> None:
+    """Refuse keys added with ``+`` that no part of the harness reads (typos)."""
+    known = {f.name for f in dataclasses.fields(HarnessConfig)}
+    extra = [str(k) for k in cfg if str(k) not in known and str(k) != "hydra"]
+    for node in _TYPED_NODES:
+        schema = {f.name for f in dataclasses.fields(type(getattr(HarnessConfig(), node)))}
+        extra += [f"{node}.{k}" for k in cfg[node] if str(k) not in schema]
+    if extra:
+        raise ConfigError(
+            f"unknown setting(s) {', '.join(sorted(extra))}: nothing reads "
+            "them (a typo?); see `python -m harness --cfg job` for the keys"
+        )
+
+
+def check_tuner_options(factory: partial[Any], name: str) -> None:
+    """Unknown tuner options fail now, not when the session builds the tuner."""
+    try:
+        signature = inspect.signature(factory.func)
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return
+    unknown = sorted(set(factory.keywords) - set(signature.parameters))
+    if unknown:
+        options = [p for p in signature.parameters if p not in ("space", "seed", "budget")]
+        raise ConfigError(
+            f"tuner {name!r} has no option(s) {', '.join(unknown)}; its options: "
+            f"{', '.join(options) or 'none'}"
+        )
+
+
+def check_range_overrides(ranges: dict[str, Any]) -> None:
+    """Range overrides must be finite numbers (min/max/default) before the space sees them."""
+    for knob, changes in ranges.items():
+        if not isinstance(changes, dict):
+            raise ConfigError(
+                f"+system.ranges.{knob} must set fields, e.g. +system.ranges.{knob}.max=100"
+            )
+        for key in ("min", "max"):
+            if key not in changes:
+                continue
+            value = changes[key]
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+            ):
+                raise ConfigError(
+                    f"+system.ranges.{knob}.{key} must be a finite number, got {value!r}"
+                )
+
+
+def ensure_results_dir(folder: Path) -> Path:
+    """``folder``, created if missing (0711) and probed with a write, or a one-line
+    ConfigError (unwritable, not a folder, a full disk)."""
+    try:
+        if not folder.exists():
+            folder.mkdir(parents=True)
+            # traversable (server users reach their instance folders under work/), not listable
+            os.chmod(folder, 0o711)
+        probe = folder / f".write-test-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(
+            f"results folder {folder} is not writable ({exc.strerror}); "
+            "set results_dir=<a writable folder>"
+        ) from None
+    return folder

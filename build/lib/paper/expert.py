@@ -1,0 +1,121 @@
+"""Expert baselines (Fig. 7): one fixed setting a person would use, measured after the default.
+
+Two styles per system, written in ``systems/<system>/expert.py`` as two functions of the knob
+space and the machine (:class:`harness.machine.Machine`):
+
+* ``manual(space, machine) -> dict``: a setting from common published tuning guidance;
+* ``script(space, machine) -> dict``: the rules of thumb of tuning scripts such as pgtune or
+  mysql-tuning-primer (e.g. a cache of 25% of RAM).
+
+Both return *partial* settings: knobs they do not mention keep their defaults, and knobs outside
+the session's knob set are ignored. Numeric values outside a knob's range are clipped to it (with
+a warning), since rules that scale with the machine can overshoot a range chosen elsewhere.
+
+The tuner proposes the default (trial 0) and then the expert setting; asked for more it repeats
+the expert setting, so the session runs it with a budget of 2 ("a one-test tuner").
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.machine import Machine
+from harness.space import Config, Space
+from harness.tuner import Tuner
+
+__all__ = ["ExpertTuner", "expert_setting", "load_rules"]
+
+log = logging.getLogger(__name__)
+
+STYLES = ("manual", "script")
+
+
+def load_rules(system: str) -> ModuleType:
+    """Import ``systems.<system>.expert``; ``synthetic10`` falls back to ``synthetic``."""
+    candidates = [system, re.sub(r"\d+$", "", system)]
+    for name in dict.fromkeys(candidates):
+        module = f"systems.{name}.expert"
+        try:
+            return importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name not in (module, f"systems.{name}"):
+                raise  # the rules module exists but one of its own imports is missing
+    raise ConfigError(
+        f"system {system!r} has no expert rules: write systems/"
+        f"{candidates[-1]}/expert.py with manual(space, machine) and "
+        f"script(space, machine), or pick another tuner"
+    )
+
+
+def _clip(space: Space, setting: Mapping[str, Any]) -> dict[str, Any]:
+    """Drop knobs outside the space and clip numeric values into their ranges."""
+    clipped: dict[str, Any] = {}
+    for name, value in setting.items():
+        if name not in space:
+            log.info("expert rule for %r ignored: not in this knob set", name)
+            continue
+        knob = space[name]
+        if (
+            knob.type in ("int", "float")
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+        ):
+            low, high = float(knob.low), float(knob.high)  # type: ignore[arg-type]
+            if not low <= value <= high:
+                inside = min(max(value, low), high)
+                log.warning(
+                    "expert value %s=%s is outside [%s, %s]; clipped to %s",
+                    name,
+                    value,
+                    knob.low,
+                    knob.high,
+                    inside,
+                )
+                value = inside
+            if knob.type == "int":
+                value = round(value)
+        clipped[name] = value
+    return clipped
+
+
+def expert_setting(
+    space: Space, system: str, style: str, machine: Machine | None = None
+) -> Config:
+    """The full expert configuration: the default with the rules' values applied."""
+    if style not in STYLES:
+        raise ConfigError(f"expert style {style!r} is unknown; use one of {', '.join(STYLES)}")
+    rules: Callable[[Space, Machine], Mapping[str, Any]] = getattr(load_rules(system), style)
+    partial = space.validate(_clip(space, rules(space, machine or Machine.detect())), partial=True)
+    return {**space.default(), **partial}
+
+
+class ExpertTuner(Tuner):
+    """Trial 0 the default, then the ``style`` expert setting of ``system`` (repeated)."""
+
+    name = "expert"
+
+    def __init__(
+        self, space: Space, seed: int = 0, budget: int = 2, system: str = "", style: str = "manual"
+    ) -> None:
+        super().__init__(space, seed, budget)
+        self.system, self.style = system, style
+        self.name = f"expert_{style}"
+        self.setting = expert_setting(space, system, style)
+        self.preferred_batch = min(2, budget)
+
+    def params(self) -> dict[str, object]:
+        return {
+            **super().params(),
+            "system": self.system,
+            "style": self.style,
+            "setting": dict(self.setting),
+        }
+
+    def _propose(self, n: int) -> list[Config]:
+        return [dict(self.setting) for _ in range(n)]

@@ -1,0 +1,216 @@
+"""``python -m paper.figures <name>... | all``: rebuild the paper's figures.
+
+For each figure: read the runs of its recipe from the MLflow store (``--tracking-uri``), derive
+its tidy table(s), write them to ``<out>/data/<table>.csv`` and the figure to
+``<out>/<name>.png``. With ``--from-data``, or when the store has no runs for a figure, the
+committed CSVs are used instead, so a fresh clone redraws every figure without rerunning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from paper.figures import analysis, plots, tables
+from paper.figures.loader import NoRunsError, load_pools, load_sessions
+
+__all__ = ["FIGURES", "FigureSpec", "main", "make_figure"]
+
+log = logging.getLogger(__name__)
+DEFAULT_URI = "sqlite:///results/experiments/mlflow.db"
+Tables = dict[str, pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """How to derive one figure's tables from a store and draw them."""
+
+    recipe: str  # conf/experiment/<recipe>.yaml
+    tables: tuple[str, ...]  # CSV names; the first is required
+    compute: Callable[[str], Tables]
+    draw: Callable[[Tables], Figure]
+
+    @property
+    def command(self) -> str:
+        return f"python -m harness -m +experiment={self.recipe}"
+
+
+def _sessions(uri: str, experiment: str) -> pd.DataFrame:
+    df = load_sessions(uri, experiment)
+    if df.empty:
+        raise NoRunsError(f"no finished sessions in experiment {experiment!r} of {uri}")
+    return df
+
+
+def _pools(uri: str) -> pd.DataFrame:
+    pools = load_pools(uri, "pools")
+    if pools.empty:
+        raise NoRunsError(f"no LHS sample pools (experiment 'pools') in {uri}")
+    return pools
+
+
+def _fig6(uri: str) -> Tables:
+    cols = [
+        "system",
+        "system_kind",
+        "tuner",
+        "seed",
+        "default_value",
+        "best_value",
+        "improvement",
+        "tests",
+    ]
+    # a seed rerun replaces the earlier session (search_runs lists the newest first)
+    runs = _sessions(uri, "fig6").drop_duplicates(["system", "tuner", "seed"])
+    return {"fig6": runs[cols]}
+
+
+def _fig10b(uri: str) -> Tables:
+    return {
+        "fig10b": _sessions(uri, "fig10b")[
+            ["system", "system_kind", "tuner", "seed", "tuner_seconds_total", "improvement"]
+        ]
+    }
+
+
+def _fig5(uri: str) -> Tables:
+    from tuners.classytune.classifiers import CLASSIFIERS
+
+    return {"fig5": analysis.winners_recognised(_pools(uri), CLASSIFIERS, regressor=True)}
+
+
+def _fig9(uri: str) -> Tables:
+    share = analysis.winners_recognised(
+        _pools(uri), ("xgboost",), ("zorder", "difference", "concat")
+    )
+    tables = {"fig9a": share}
+    runs = load_sessions(uri, "fig9")
+    if not runs.empty and "tuner.induction" in runs.columns:
+        tables["fig9b"] = runs.rename(columns={"tuner.induction": "induction"})[
+            ["system", "system_kind", "induction", "seed", "improvement"]
+        ]
+    return tables
+
+
+def _fig2(uri: str) -> Tables:
+    pools = _pools(uri)
+    return {"fig2a": analysis.regression_errors(pools), "fig2b": analysis.error_vs_samples(pools)}
+
+
+FIGURES: dict[str, FigureSpec] = {
+    "fig1": FigureSpec(
+        "fig1", ("fig1",), tables.fig1_tables, lambda t: plots.fig1_sweep(t["fig1"])
+    ),
+    "fig2": FigureSpec(
+        "fig2", ("fig2a", "fig2b"), _fig2, lambda t: plots.fig2_errors(t["fig2a"], t.get("fig2b"))
+    ),
+    "fig3": FigureSpec(
+        "fig3",
+        ("fig3", "fig3_curves"),
+        tables.fig3_tables,
+        lambda t: plots.fig3_initial(t["fig3"], t.get("fig3_curves")),
+    ),
+    "fig5": FigureSpec("fig5", ("fig5",), _fig5, lambda t: plots.fig5_classifiers(t["fig5"])),
+    "fig6": FigureSpec("fig6", ("fig6",), _fig6, lambda t: plots.fig6_improvement(t["fig6"])),
+    "fig7": FigureSpec(
+        "fig7", ("fig7",), tables.fig7_tables, lambda t: plots.fig7_expert(t["fig7"])
+    ),
+    "fig8": FigureSpec(
+        "fig8",
+        ("fig8", "fig8_subspaces"),
+        tables.fig8_tables,
+        lambda t: plots.fig8_subspaces(t["fig8"], t["fig8_subspaces"]),
+    ),
+    "fig9": FigureSpec(
+        "fig9",
+        ("fig9a", "fig9b"),
+        _fig9,
+        lambda t: plots.fig9_induction(t["fig9a"], t.get("fig9b")),
+    ),
+    "fig10a": FigureSpec(
+        "fig10a",
+        ("fig10a",),
+        tables.fig10a_tables,
+        lambda t: plots.fig10a_improvement(t["fig10a"]),
+    ),
+    "fig10b": FigureSpec("fig10b", ("fig10b",), _fig10b, lambda t: plots.fig10b_time(t["fig10b"])),
+}
+
+
+def _read_data(spec: FigureSpec, data_dir: Path) -> Tables:
+    tables = {
+        name: pd.read_csv(data_dir / f"{name}.csv")
+        for name in spec.tables
+        if (data_dir / f"{name}.csv").exists()
+    }
+    if spec.tables[0] not in tables:
+        raise NoRunsError(f"no {data_dir / (spec.tables[0] + '.csv')} either")
+    return tables
+
+
+def make_figure(name: str, uri: str, out: Path, from_data: bool = False) -> Path:
+    """Build one figure; return the PNG path. Raises NoRunsError with the recipe to run."""
+    spec = FIGURES[name]
+    data_dir = out / "data"
+    source = "exported data"
+    try:
+        if from_data:
+            tables = _read_data(spec, data_dir)
+        else:
+            try:
+                tables = spec.compute(uri)
+                source = uri
+            except NoRunsError as exc:
+                log.info("%s: %s; using %s", name, exc, data_dir)
+                tables = _read_data(spec, data_dir)
+    except NoRunsError as exc:
+        raise NoRunsError(
+            f"{name}: {exc}; produce the runs with `{spec.command}` "
+            f"(conf/experiment/{spec.recipe}.yaml)"
+        ) from None
+    if source != "exported data":
+        data_dir.mkdir(parents=True, exist_ok=True)
+        for table, df in tables.items():
+            df.to_csv(data_dir / f"{table}.csv", index=False)
+    path = out / f"{name}.png"
+    out.mkdir(parents=True, exist_ok=True)
+    spec.draw(tables).savefig(path, dpi=120)
+    log.info("%s: wrote %s from %s", name, path, source)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m paper.figures", description=__doc__)
+    parser.add_argument("names", nargs="+", help=f"'all' or some of {', '.join(FIGURES)}")
+    parser.add_argument("--tracking-uri", default=DEFAULT_URI)
+    parser.add_argument("--out", type=Path, default=Path("results/figures"))
+    parser.add_argument(
+        "--from-data",
+        action="store_true",
+        help="redraw from <out>/data/*.csv without reading the store",
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    names = list(FIGURES) if "all" in args.names else args.names
+    unknown = [n for n in names if n not in FIGURES]
+    if unknown:
+        print(
+            f"error: unknown figure(s) {unknown}; choose from {', '.join(FIGURES)} or all",
+            file=sys.stderr,
+        )
+        return 2
+    failed = 0
+    for name in names:
+        try:
+            print(make_figure(name, args.tracking_uri, args.out, args.from_data))
+        except NoRunsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0

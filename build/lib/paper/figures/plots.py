@@ -1,0 +1,373 @@
+"""Pure plotting functions: a tidy DataFrame in, a matplotlib Figure out (no I/O).
+
+Each function documents the columns it needs; the CLI writes the figures to PNG files.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display on servers and in CI
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = [
+    "fig1_sweep",
+    "fig2_errors",
+    "fig3_initial",
+    "fig5_classifiers",
+    "fig6_improvement",
+    "fig7_expert",
+    "fig8_subspaces",
+    "fig9_induction",
+    "fig10a_improvement",
+    "fig10b_time",
+    "grouped_bars",
+]
+
+
+def _require(df: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} needs columns {missing}; got {list(df.columns)}")
+    if df.empty:
+        raise ValueError(f"{what}: no rows to plot")
+
+
+def grouped_bars(
+    ax: matplotlib.axes.Axes,
+    df: pd.DataFrame,
+    group: str,
+    series: str,
+    value: str,
+    order: list[str] | None = None,
+) -> None:
+    """Mean of ``value`` per (group, series) as grouped bars with min-max whiskers."""
+    stats = df.groupby([group, series])[value].agg(["mean", "min", "max"]).reset_index()
+    groups = sorted(stats[group].unique())
+    present = set(stats[series])
+    names = [n for n in order or [] if n in present]  # the paper's order first, then others
+    names += sorted(present - set(names))
+    width = 0.8 / max(len(names), 1)
+    x = np.arange(len(groups))
+    for i, name in enumerate(names):
+        part = stats[stats[series] == name].set_index(group).reindex(groups)
+        mean = part["mean"].to_numpy(dtype=float)
+        err = np.vstack(
+            [mean - part["min"].to_numpy(dtype=float), part["max"].to_numpy(dtype=float) - mean]
+        )
+        ax.bar(
+            x + (i - (len(names) - 1) / 2) * width, mean, width, label=name, yerr=err, capsize=2
+        )
+    ax.set_xticks(x)
+    ax.set_xticklabels(
+        [g.replace("surrogate_", "s:") for g in groups], rotation=30, ha="right", fontsize=8
+    )
+    ax.legend(fontsize=8)
+
+
+def fig6_improvement(df: pd.DataFrame) -> Figure:
+    """Fig. 6: improvement over default (columns system, tuner, improvement), mean of seeds."""
+    _require(df, ("system", "tuner", "improvement"), "fig6")
+    data = df.assign(improvement_pct=100.0 * df["improvement"])
+    fig = Figure(figsize=(max(6.0, 1.1 * data["system"].nunique() + 3), 4))
+    ax = fig.subplots()
+    grouped_bars(
+        ax, data, "system", "tuner", "improvement_pct", ["classytune", "bestconfig", "gpbo"]
+    )
+    ax.set_ylabel("improvement over default (%)")
+    if data["improvement_pct"].abs().max() > 1000:
+        # one surrogate gains ~40x while others gain a few percent: a linear axis hides them
+        ax.set_yscale("symlog", linthresh=10)
+        ax.set_ylabel("improvement over default (%, symlog)")
+    ax.set_title("Fig. 6: 100 tests, mean of seeds (whiskers: min-max)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def fig10b_time(df: pd.DataFrame) -> Figure:
+    """Fig. 10(b): tuning computation time (columns system, tuner, tuner_seconds_total)."""
+    _require(df, ("system", "tuner", "tuner_seconds_total"), "fig10b")
+    fig = Figure(figsize=(5, 4))
+    ax = fig.subplots()
+    grouped_bars(ax, df, "system", "tuner", "tuner_seconds_total", ["classytune", "gpbo"])
+    ax.set_ylabel("tuner computation time (s), tests excluded")
+    ax.set_title("Fig. 10(b): 30 knobs, 100 tests")
+    fig.tight_layout()
+    return fig
+
+
+def fig5_classifiers(df: pd.DataFrame) -> Figure:
+    """Fig. 5: share of held-out winners recognised (columns system, model, share)."""
+    _require(df, ("system", "model", "share"), "fig5")
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
+    grouped_bars(
+        ax,
+        df.assign(pct=100.0 * df["share"]),
+        "system",
+        "model",
+        "pct",
+        ["xgboost", "decision_tree", "logistic", "svm", "mlp", "random_forest", "dt_regressor"],
+    )
+    ax.set_ylabel("held-out winners recognised (%)")
+    ax.set_title("Fig. 5: classifiers trained on 50 samples")
+    fig.tight_layout()
+    return fig
+
+
+def fig9_induction(share: pd.DataFrame, sessions: pd.DataFrame | None = None) -> Figure:
+    """Fig. 9: (a) winners recognised per induction (columns system, induction, share);
+    (b) optional tuning improvement per induction (columns system, induction, improvement)."""
+    _require(share, ("system", "induction", "share"), "fig9(a)")
+    order = ["zorder", "difference", "concat"]
+    panels = 2 if sessions is not None and not sessions.empty else 1
+    fig = Figure(figsize=(5.5 * panels, 4))
+    axes = np.atleast_1d(fig.subplots(1, panels))
+    grouped_bars(
+        axes[0], share.assign(pct=100.0 * share["share"]), "system", "induction", "pct", order
+    )
+    axes[0].set_ylabel("held-out winners recognised (%)")
+    axes[0].set_title("(a) XGBoost on 50 samples")
+    if panels == 2 and sessions is not None:
+        _require(sessions, ("system", "induction", "improvement"), "fig9(b)")
+        grouped_bars(
+            axes[1],
+            sessions.assign(pct=100.0 * sessions["improvement"]),
+            "system",
+            "induction",
+            "pct",
+            order,
+        )
+        axes[1].set_ylabel("improvement over default (%)")
+        axes[1].set_title("(b) ClassyTune, 100 tests")
+    fig.suptitle("Fig. 9: induction methods")
+    fig.tight_layout()
+    return fig
+
+
+def fig2_errors(errors: pd.DataFrame, curve: pd.DataFrame | None = None) -> Figure:
+    """Fig. 2: (a) max relative error per model at 100 samples (columns system, model,
+    max_rel_error); (b) optional error vs training size (columns system, n_train,
+    max_rel_error)."""
+    _require(errors, ("system", "model", "max_rel_error"), "fig2(a)")
+    panels = 2 if curve is not None and not curve.empty else 1
+    fig = Figure(figsize=(5.5 * panels, 4))
+    axes = np.atleast_1d(fig.subplots(1, panels))
+    grouped_bars(
+        axes[0], errors, "system", "model", "max_rel_error", ["gbrt", "svr", "rfr", "cart"]
+    )
+    axes[0].set_ylabel("max relative error")
+    axes[0].set_title("(a) 100 training samples")
+    if panels == 2 and curve is not None:
+        _require(curve, ("system", "n_train", "max_rel_error"), "fig2(b)")
+        mean = curve.groupby(["system", "n_train"])["max_rel_error"].mean().reset_index()
+        for system, part in mean.groupby("system"):
+            axes[1].plot(
+                part["n_train"],
+                part["max_rel_error"],
+                marker="o",
+                label=str(system).replace("surrogate_", "s:"),
+            )
+        axes[1].set_xlabel("training samples")
+        axes[1].set_ylabel("max relative error (RFR)")
+        axes[1].set_title("(b) error vs samples")
+        axes[1].legend(fontsize=8)
+    fig.suptitle("Fig. 2: regression models")
+    fig.tight_layout()
+    return fig
+
+
+def _short(name: object) -> str:
+    return str(name).replace("surrogate_", "s:")
+
+
+def _wide_log(values: pd.Series) -> bool:
+    """A log x-axis for a positive numeric range spanning more than two decades."""
+    numeric = pd.to_numeric(values, errors="coerce").dropna()
+    return bool(len(numeric) and numeric.min() > 0 and numeric.max() / numeric.min() > 100)
+
+
+def fig8_subspaces(points: pd.DataFrame, boxes: pd.DataFrame) -> Figure:
+    """Fig. 8: every test's performance over the most influential knob, with the promising
+    subspaces' bounds over that knob as shaded spans; one column per system, the full range on
+    top and a zoom on the subspaces below (they are narrow: bounded by the nearest evaluated
+    values).
+
+    ``points``: system, knob, value, score, status, phase (initial/resampled);
+    ``boxes``: system, low, high, winners (winners in the cluster), pivot, optional log_scale."""
+    _require(points, ("system", "knob", "value", "score", "status", "phase"), "fig8")
+    _require(boxes, ("system", "low", "high", "winners", "pivot"), "fig8 subspaces")
+    systems = sorted(points["system"].unique())
+    fig = Figure(figsize=(5.5 * len(systems), 7.5))
+    grid = np.array(fig.subplots(2, len(systems), squeeze=False))
+    colours = ["tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink"]
+    for col, system in enumerate(systems):
+        part = points[(points["system"] == system) & (points["status"] == "SUCCEEDED")]
+        own = boxes[boxes["system"] == system]
+        for row, ax in enumerate(grid[:, col]):
+            for phase, colour in (("initial", "tab:gray"), ("resampled", "tab:blue")):
+                sel = part[part["phase"] == phase]
+                ax.scatter(
+                    sel["value"],
+                    sel["score"],
+                    s=8,
+                    alpha=0.6,
+                    color=colour,
+                    label=f"{phase} ({len(sel)})",
+                )
+            for i, box in enumerate(own.itertuples()):
+                ax.axvspan(
+                    float(box.low),
+                    float(box.high),
+                    alpha=0.25,
+                    color=colours[i % len(colours)],
+                    label=f"subspace {i + 1} ({box.winners} winners)",
+                )
+            if not own.empty:
+                ax.axvline(
+                    float(own["pivot"].iloc[0]),
+                    color="black",
+                    linestyle="--",
+                    linewidth=1,
+                    label="pivot (best measured)",
+                )
+            if "log_scale" in own and own["log_scale"].astype(str).eq("True").any():
+                ax.set_xscale("log")
+            ax.set_xlabel(str(part["knob"].iloc[0]) if len(part) else "knob")
+            ax.set_ylabel("performance")
+            if row == 0:
+                ax.set_title(_short(system), fontsize=10)
+                ax.legend(fontsize=7)
+            elif not own.empty:
+                lo, hi = float(own["low"].min()), float(own["high"].max())
+                if ax.get_xscale() == "log":
+                    ax.set_xlim(lo / 1.1, hi * 1.1)
+                else:
+                    pad = 0.1 * (hi - lo) or 0.05 * abs(hi) or 1.0
+                    ax.set_xlim(lo - pad, hi + pad)
+                ax.set_title("zoom on the subspaces", fontsize=9)
+    fig.suptitle("Fig. 8: promising subspaces over the most influential knob")
+    fig.tight_layout()
+    return fig
+
+
+def fig1_sweep(df: pd.DataFrame) -> Figure:
+    """Fig. 1: performance vs one knob, the others at their defaults (one panel per system and
+    workload; repeated passes drawn as separate points, their mean as the line).
+
+    Columns: system, workload, knob, value, performance, status, is_default."""
+    _require(df, ("system", "workload", "knob", "value", "performance", "status"), "fig1")
+    ok = df[df["status"] == "SUCCEEDED"]
+    panels = list(ok.groupby(["system", "workload", "knob"], sort=True).groups)
+    fig = Figure(figsize=(5 * max(len(panels), 1), 4))
+    axes = np.atleast_1d(fig.subplots(1, max(len(panels), 1)))
+    for ax, (system, workload, knob) in zip(axes, panels, strict=False):
+        part = ok[(ok["system"] == system) & (ok["workload"] == workload) & (ok["knob"] == knob)]
+        numeric = pd.to_numeric(part["value"], errors="coerce")
+        if numeric.notna().all():
+            part = part.assign(value=numeric)
+        mean = part.groupby("value")["performance"].mean()
+        ax.scatter(
+            part["value"], part["performance"], s=12, color="tab:blue", alpha=0.6, label="tests"
+        )
+        ax.plot(mean.index, mean.to_numpy(), color="tab:blue", linewidth=1, label="mean")
+        if "is_default" in part:
+            default = part[part["is_default"].astype(str) == "True"]
+            ax.scatter(
+                default["value"],
+                default["performance"],
+                s=40,
+                marker="*",
+                color="tab:red",
+                label="default",
+                zorder=3,
+            )
+        if numeric.notna().all() and _wide_log(part["value"]):
+            ax.set_xscale("log")
+        ax.set_xlabel(str(knob))
+        ax.set_ylabel(f"{part['metric'].iloc[0]}" if "metric" in part else "performance")
+        ax.set_title(f"{_short(system)} / {workload}", fontsize=10)
+        ax.legend(fontsize=7)
+    fig.suptitle("Fig. 1: performance vs one knob (others at default)")
+    fig.tight_layout()
+    return fig
+
+
+def fig3_initial(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> Figure:
+    """Fig. 3: GP-BO by initial sample size: (a) improvement (columns system, n_initial,
+    improvement), (b) optional mean best-so-far curves (columns n_initial, trial, best)."""
+    _require(runs, ("system", "n_initial", "improvement"), "fig3")
+    panels = 2 if curves is not None and not curves.empty else 1
+    fig = Figure(figsize=(5.5 * panels, 4))
+    axes = np.atleast_1d(fig.subplots(1, panels))
+    data = runs.assign(
+        pct=100.0 * runs["improvement"],
+        init=runs["n_initial"].map(lambda n: f"n_initial={int(n)}"),
+    )
+    grouped_bars(
+        axes[0],
+        data,
+        "system",
+        "init",
+        "pct",
+        [f"n_initial={n}" for n in sorted(runs["n_initial"].unique())],
+    )
+    axes[0].set_ylabel("improvement over default (%)")
+    axes[0].set_title("(a) after 100 tests, mean of seeds")
+    if panels == 2 and curves is not None:
+        _require(curves, ("n_initial", "trial", "best"), "fig3 curves")
+        mean = curves.groupby(["n_initial", "trial"])["best"].mean().reset_index()
+        for n, part in mean.groupby("n_initial"):
+            axes[1].plot(part["trial"], part["best"], label=f"n_initial={int(n)}")
+        axes[1].set_xlabel("tests")
+        axes[1].set_ylabel("best so far (mean of seeds)")
+        axes[1].set_title("(b) convergence")
+        axes[1].legend(fontsize=8)
+    fig.suptitle("Fig. 3: GP-BO with different initial sample sizes")
+    fig.tight_layout()
+    return fig
+
+
+def fig10a_improvement(df: pd.DataFrame) -> Figure:
+    """Fig. 10(a): improvement over default with 30 knobs (columns system, tuner,
+    improvement), mean of seeds."""
+    _require(df, ("system", "tuner", "improvement"), "fig10a")
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
+    grouped_bars(
+        ax,
+        df.assign(pct=100.0 * df["improvement"]),
+        "system",
+        "tuner",
+        "pct",
+        ["classytune", "bestconfig", "gpbo"],
+    )
+    ax.set_ylabel("improvement over default (%)")
+    ax.set_title("Fig. 10(a): 30 knobs, 100 tests (whiskers: min-max)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+FIG7_ORDER = ["default", "expert_manual", "expert_script", "gpbo", "bestconfig", "classytune"]
+
+
+def fig7_expert(df: pd.DataFrame) -> Figure:
+    """Fig. 7: best value per tuner (columns system, tuner, best_value), the default as its own
+    bar, normalised to the default (the paper normalises to the manual setting; its ratios
+    were lost)."""
+    _require(df, ("system", "tuner", "best_value"), "fig7")
+    default = df[df["tuner"] == "default"].groupby("system")["best_value"].mean()
+    data = df.assign(ratio=df["best_value"] / df["system"].map(default))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
+    grouped_bars(ax, data, "system", "tuner", "ratio", FIG7_ORDER)
+    ax.axhline(1.0, color="grey", linewidth=1, linestyle="--")
+    ax.set_ylabel("best throughput / default")
+    ax.set_title(
+        "Fig. 7 on MySQL surrogates: expert settings (1 test) vs tuners (100 tests)", fontsize=10
+    )
+    fig.tight_layout()
+    return fig

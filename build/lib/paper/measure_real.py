@@ -1,0 +1,132 @@
+"""Measure one real system: default configuration 3x, a few single-knob changes, the expert
+settings; one line per test with every metric and the test's wall time.
+
+    python -m paper.measure_real tomcat
+    python -m paper.measure_real spark pagerank
+    python -m paper.measure_real mapreduce wordcount
+
+The tests run as one session of :class:`paper.listed.ListTuner` through
+:func:`harness.api.run_objects` (in memory, untracked; the work folder is kept under
+``--workdir/<system>``). Timeouts are so generous that no test is cut short, and crashed tests
+do not stop the session; only a failing default configuration (trial 0) does, as in any
+session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from harness import api
+from harness.machine import Machine
+from harness.objective import Objective
+from harness.records import Observation
+from paper.listed import ListTuner
+
+#: Session options of a measurement: never time a test out, never give up on crashes.
+MEASURE_OPTIONS: dict[str, Any] = {
+    "first_timeout_s": 24 * 3600.0,
+    "min_timeout_s": 24 * 3600.0,
+    "timeout_factor": 1000.0,
+    "max_consecutive_crashes": 1000,
+    "keep_workdir": True,
+}
+
+
+def build(system: str, job: str | None) -> tuple[Any, Any, Objective, list[dict[str, Any]], Any]:
+    """System, workload, objective, single-knob variations and expert module of ``system``."""
+    if system == "tomcat":
+        from systems.tomcat import TomcatSystem, WebExploration, expert
+
+        return (
+            TomcatSystem(),
+            WebExploration(),
+            Objective("requests_per_s", "max"),
+            [
+                {"maxThreads": 4},
+                {"maxKeepAliveRequests": 1},
+                {"jvm.gc": "Serial", "jvm.heap_mb": 64},
+            ],
+            expert,
+        )
+    if system == "spark":
+        from systems.spark import SparkJob, SparkSystem
+        from systems.spark import expert as spark_expert
+
+        return (
+            SparkSystem(),
+            SparkJob(job=job or "pagerank"),
+            Objective("job_duration_s", "min"),
+            [{"spark.sql.shuffle.partitions": 8}, {"spark.sql.adaptive.enabled": False}],
+            spark_expert,
+        )
+    from systems.mapreduce import MapReduceJob, MapReduceSystem
+    from systems.mapreduce import expert as mr_expert
+
+    return (
+        MapReduceSystem(),
+        MapReduceJob(job=job or "wordcount"),
+        Objective("job_duration_s", "min"),
+        [
+            {"mapreduce.task.io.sort.mb": 10},
+            {
+                "mapreduce.input.fileinputformat.split.maxsize": 4,
+                "mapreduce.local.map.tasks.maximum": 2,
+            },
+        ],
+        mr_expert,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("system", choices=["tomcat", "spark", "mapreduce"])
+    parser.add_argument("job", nargs="?")
+    parser.add_argument("--workdir", default="/tmp/measure_real")
+    args = parser.parse_args()
+    system, workload, objective, variations, expert = build(args.system, args.job)
+    machine = Machine.detect()
+    runs = (
+        [("default", {})] * 3
+        + [(json.dumps(v), v) for v in variations]
+        + [
+            ("expert.manual", expert.manual(system.space, machine)),
+            ("expert.script", expert.script(system.space, machine)),
+        ]
+    )
+    tuner = ListTuner(system.space, [changes for _, changes in runs[1:]])
+    started = time.perf_counter()
+
+    def show(obs: Observation, _best: float | None) -> None:
+        if obs.trial == 0:  # the session set the system up just before this test
+            setup_s = time.perf_counter() - started - obs.duration_s
+            print(f"setup_s {setup_s:.1f}", flush=True)
+        metrics = {k: round(v, 2) for k, v in obs.metrics.items()}
+        print(
+            runs[obs.trial][0],
+            obs.status.value,
+            metrics,
+            f"test_wall_s {obs.duration_s:.1f}",
+            obs.message[:120],
+            flush=True,
+        )
+
+    result = api.run_objects(
+        tuner,
+        system,
+        workload,
+        budget=len(runs),
+        results_dir=Path(args.workdir) / args.system,
+        objective=objective,
+        on_progress=show,
+        **MEASURE_OPTIONS,
+    )
+    if result.status != "FINISHED":
+        print(f"{result.status}: {result.message}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Systems under tune: one package per system (adapter, knob catalogue, workloads)."""

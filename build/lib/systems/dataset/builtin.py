@@ -1,0 +1,32 @@
+"""The built-in surrogates: their Hydra configs in ``conf/system/surrogate_*.yaml``, loadable
+without the app (for scripts and benchmarks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from harness.conf import CONFIG_DIR
+from systems.dataset.system import DatasetSystem, SurrogateWorkload
+
+__all__ = ["CONF_DIR", "builtin_names", "load_builtin"]
+
+CONF_DIR = CONFIG_DIR / "system"
+
+
+def builtin_names() -> list[str]:
+    """Names of the built-in surrogates (``surrogate_*`` system configs)."""
+    return sorted(p.stem for p in CONF_DIR.glob("surrogate_*.yaml"))
+
+
+def load_builtin(name: str, **adapter_overrides: Any) -> tuple[DatasetSystem, SurrogateWorkload]:
+    """Instantiate a built-in surrogate and its workload from its config file."""
+    cfg = OmegaConf.load(CONF_DIR / f"{name}.yaml")
+    assert isinstance(cfg, DictConfig)
+    for key, value in adapter_overrides.items():
+        cfg.adapter[key] = value
+    system = instantiate(cfg.adapter)
+    workload = instantiate(cfg.workloads[cfg.default_workload])
+    return system, workload

@@ -1,0 +1,98 @@
+"""The best-known optimum of a surrogate: a large search of the surrogate itself.
+
+Tuners are scored as a fraction of this value. The search is a Latin hypercube of
+``n_points`` over ``[0, 1]^d`` (configurations the failure model predicts to fail are skipped),
+then a local refinement of the best ``starts`` points by shrinking Gaussian steps; candidates
+are finally snapped to representable configurations and re-predicted, so the returned value is
+exactly what the surrogate reports for the returned configuration (without noise).
+
+Committed results live in ``systems/dataset/optima.yaml`` (written by
+``scripts/surrogate_optima.py``), keyed by surrogate name and checked against the model's
+cache key so a stale entry is never used.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from harness.sampling import latin_hypercube
+from harness.space import Config, Space
+from systems.dataset.model import SurrogateModel
+
+__all__ = ["OPTIMA_FILE", "load_optima", "search_optimum"]
+
+log = logging.getLogger(__name__)
+
+OPTIMA_FILE = Path(__file__).with_name("optima.yaml")
+_FAIL_THRESHOLD = 0.5
+
+
+def _scores(model: SurrogateModel, points: np.ndarray, sign: float) -> np.ndarray:
+    """Larger-is-better predicted score; -inf where the failure model predicts a failure."""
+    score = sign * model.predict(points)
+    if model.classifier is not None:
+        score[model.failure_probability(points) >= _FAIL_THRESHOLD] = -np.inf
+    return score
+
+
+def search_optimum(
+    model: SurrogateModel,
+    space: Space,
+    direction: str,
+    *,
+    n_points: int = 200_000,
+    seed: int = 0,
+    starts: int = 16,
+    steps: int = 60,
+    batch: int = 32,
+) -> tuple[Config, float]:
+    """Best configuration of the surrogate and its predicted value (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    sign = 1.0 if direction == "max" else -1.0
+    keep_points: list[np.ndarray] = []
+    keep_scores: list[np.ndarray] = []
+    chunk = 20_000
+    for begin in range(0, n_points, chunk):
+        pts = latin_hypercube(min(chunk, n_points - begin), space.dim, rng)
+        sc = _scores(model, pts, sign)
+        best = np.argsort(-sc)[:starts]
+        keep_points.append(pts[best])
+        keep_scores.append(sc[best])
+    pool, pool_scores = np.vstack(keep_points), np.concatenate(keep_scores)
+    order = np.argsort(-pool_scores)[:starts]
+    current, current_scores = pool[order], pool_scores[order]
+    candidates = [current.copy()]
+    n = len(current)
+    for step in range(steps):
+        sigma = 0.1 * (0.02 ** (step / max(steps - 1, 1)))  # 0.1 -> 0.002
+        # All starts at once: (n, batch, d) perturbations predicted in one call.
+        steps_ = rng.normal(0.0, sigma, (n, batch, space.dim))
+        trial = np.clip(current[:, None, :] + steps_, 0.0, 1.0)
+        sc = _scores(model, trial.reshape(-1, space.dim), sign).reshape(n, batch)
+        j = np.argmax(sc, axis=1)
+        better = sc[np.arange(n), j] > current_scores
+        current[better] = trial[np.arange(n), j][better]
+        current_scores[better] = sc[np.arange(n), j][better]
+        candidates.append(current.copy())
+    # Snap every refinement stage's points to real configurations and pick the best of those.
+    unique = np.unique(np.vstack(candidates), axis=0)
+    configs = [space.decode(p) for p in unique]
+    snapped = space.encode_many(configs)
+    sc = _scores(model, snapped, sign)
+    winner = int(np.argmax(sc))
+    if not np.isfinite(sc[winner]):
+        raise RuntimeError("every searched configuration is predicted to fail")
+    return configs[winner], float(model.predict(snapped[winner])[0])
+
+
+def load_optima(path: Path = OPTIMA_FILE) -> dict[str, dict[str, Any]]:
+    """Committed optima by surrogate name (empty if the file does not exist yet)."""
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text()) or {}
+    return {str(k): dict(v) for k, v in data.items()}

@@ -1,0 +1,379 @@
+"""Lifecycle shared by the PostgreSQL and MySQL adapters: a private server instance in the
+session's work folder, a pristine data snapshot, and a guaranteed stop.
+
+One session = ``setup`` (create the instance, start it with the default configuration, let the
+workload load its data, stop, snapshot the stopped data directory) and then per test ``reset``
+(restore the snapshot with a plain copy, timed) → ``apply`` → ``start`` → workload → ``stop``.
+
+Every command goes through :class:`~harness.executor.Executor` as an argument list, and every
+file is written with ``executor.write_text``, so the same adapter can drive a remote host.
+When the harness runs as root, server processes and their files belong to the unprivileged
+server user (``postgres`` / ``mysql``).
+
+Safety: every instance gets a fresh random secret at setup, and its server accepts only
+password-authenticated TCP connections (no ``trust``, no password-less root); the instance
+folder (data, sockets, the secret file) is 0700 and owned by the server user. A server that
+ignores a clean stop for ``stop_timeout_s`` (hung, or SIGSTOPped) is killed with its whole
+process group, so no server process outlives its test.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import secrets
+import socket
+import tempfile
+import time
+import weakref
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError, ExecutorError, HarnessError
+from harness.executor import Executor, LocalExecutor
+from harness.machine import Machine
+from harness.process import kill_process_group, process_alive, process_state, stop_process
+from harness.space import Config, Space
+from harness.system import System, Workload
+
+__all__ = ["ServerSystem", "find_binary", "free_port", "memory_overrides"]
+
+log = logging.getLogger(__name__)
+
+_RUNNING: weakref.WeakSet[ServerSystem] = weakref.WeakSet()
+
+
+def _stop_all_at_exit() -> None:
+    """Last resort when the session's ``finally`` did not run (e.g. an unhandled signal path)."""
+    for system in list(_RUNNING):
+        try:
+            system.stop()
+        except Exception as exc:
+            log.warning("atexit: could not stop %s: %s", system.name, exc)
+
+
+atexit.register(_stop_all_at_exit)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def find_binary(
+    executor: Executor, names: Sequence[str], dirs: Sequence[str], package: str
+) -> str:
+    """Absolute path of the first of ``names`` found in ``dirs`` or on PATH, or a ConfigError
+    naming the Debian package that provides it."""
+    for name in names:
+        found = executor.which(name, dirs)
+        if found:
+            return found
+    raise ConfigError(
+        f"on {executor.host}: none of {', '.join(names)} found on PATH or in "
+        f"{', '.join(dirs)}; install it with `apt-get install {package}`"
+    )
+
+
+def memory_overrides(
+    machine: Machine,
+    fractions: Mapping[str, tuple[float, float]],
+    space: Space,
+    unit_bytes: Mapping[str, int],
+) -> dict[str, dict[str, Any]]:
+    """Range overrides ``{knob: {"max": ...}}`` scaling knob maxima to this machine's RAM.
+
+    ``fractions[name] = (fraction, floor)``: the maximum becomes ``fraction`` × RAM (in the
+    knob's unit), never below ``floor`` nor below the knob's default, so the server default
+    always stays inside the range.
+    """
+    overrides: dict[str, dict[str, Any]] = {}
+    for name, (fraction, floor) in fractions.items():
+        if name not in space:
+            continue
+        knob = space[name]
+        top = int(machine.ram_bytes * fraction / unit_bytes[name])
+        top = max(top, int(floor), int(float(knob.default)) + 1, int(float(knob.low or 0)) + 1)
+        overrides[name] = {"max": top}
+    return overrides
+
+
+class ServerSystem(System):
+    """A database server owned by the harness: created, started, reset and stopped here.
+
+    Subclasses implement the product-specific steps (``_initialise``, ``_launch``, ``_halt``,
+    ``_running``, ``render``) and the client connection details (``dbapi_target``,
+    ``sysbench_args``).
+    """
+
+    placement = "host"
+    #: The unprivileged account the server runs as when the harness runs as root.
+    server_user = ""
+    #: Folder name of the instance inside the session's work folder.
+    instance_name = "server"
+
+    def __init__(
+        self,
+        space: Space,
+        executor: Executor | None = None,
+        run_as: str | None = None,
+        stop_timeout_s: float = 60.0,
+    ) -> None:
+        super().__init__(space)
+        if not stop_timeout_s > 0:
+            raise ConfigError(f"stop_timeout_s must be positive, got {stop_timeout_s}")
+        self.executor: Executor = executor or LocalExecutor()
+        #: The account server commands run as: given, or (at preflight) the server user when
+        #: the executor is root, else ourselves (None).
+        self.run_as = run_as
+        self._run_as_given = run_as is not None
+        #: Absolute paths of the server's programs, found at preflight.
+        self.bin: dict[str, str] = {}
+        self._checked = False
+        self.stop_timeout_s = float(stop_timeout_s)
+        self.instance: Path | None = None
+        self.port = 0
+        self.config: Config = self.space.default()
+        self.restore_times: list[float] = []
+        #: The instance's password (fresh per setup; hex, so it needs no quoting anywhere).
+        self.secret = ""
+        self._owns_tempdir = False
+
+    @property
+    def address(self) -> str:
+        """Where the server listens and clients connect: the SUT host's address."""
+        return self.executor.address
+
+    @property
+    def loopback(self) -> bool:
+        return self.address in ("127.0.0.1", "localhost", "::1")
+
+    # -- paths ------------------------------------------------------------------------------
+    @property
+    def data_dir(self) -> Path:
+        return self._require_instance() / "data"
+
+    @property
+    def snapshot_dir(self) -> Path:
+        return self._require_instance() / "snapshot"
+
+    def _require_instance(self) -> Path:
+        if self.instance is None:
+            raise HarnessError(f"{self.name}: setup() has not run (no instance folder)")
+        return self.instance
+
+    def as_user(self, command: Sequence[str], **kwargs: Any) -> Any:
+        """Run ``command`` as the server user (or as ourselves when not root)."""
+        return self.executor.run(list(command), user=self.run_as or None, **kwargs)
+
+    # -- session lifecycle ------------------------------------------------------------------
+    def preflight(self) -> None:
+        if self._checked:
+            return
+        if not self._run_as_given:
+            self.run_as = self.server_user if _is_root(self.executor) else None
+        self._find_binaries()
+        self._checked = True
+
+    @abstractmethod
+    def _find_binaries(self) -> None:
+        """Fill :attr:`bin` (a ConfigError naming the package when a program is missing)."""
+
+    def setup(self, workdir: Path, workload: Workload) -> None:
+        self.preflight()
+        self.instance = self._instance_dir(Path(workdir))
+        self._stop_leftover()
+        self.port = self.executor.free_port()
+        self.secret = secrets.token_hex(16)
+        log.info(
+            "%s: creating instance in %s on %s:%d (host %s)",
+            self.name,
+            self.instance,
+            self.address,
+            self.port,
+            self.executor.host,
+        )
+        self._initialise()
+        self.apply(self.space.default())
+        self.start(120.0)
+        try:
+            self._after_first_start()
+            workload.prepare(self, Path(workdir))
+            self._before_snapshot()
+        finally:
+            self.stop()
+        started = time.perf_counter()
+        self.as_user(["rm", "-rf", str(self.snapshot_dir)])
+        self.as_user(["cp", "-a", "--reflink=auto", str(self.data_dir), str(self.snapshot_dir)])
+        log.info(
+            "%s: snapshot of the loaded data taken in %.2fs",
+            self.name,
+            time.perf_counter() - started,
+        )
+
+    def _instance_dir(self, workdir: Path) -> Path:
+        """``<workdir>/<instance_name>``, or a private temp folder when the server user cannot
+        reach the work folder (e.g. a 0700 pytest tmp dir owned by root)."""
+        # Absolute (server configs resolve relative paths against the data dir), and on a
+        # remote host under the inventory's workdir.
+        folder = self.executor.session_dir(workdir) / self.instance_name
+        self.executor.run(["mkdir", "-p", str(folder)])
+        # 0700: the data, the unix sockets and the secret file are the server user's only
+        # (root, running the harness, still reaches them).
+        self.executor.run(["chmod", "700", str(folder)])
+        if self.run_as:
+            self.executor.run(["chown", f"{self.run_as}:", str(folder)])
+            probe = self.as_user(["test", "-w", str(folder)], check=False)
+            if not probe.ok and isinstance(self.executor, LocalExecutor):
+                # The one place outside the session's folder: a private (0700) temp folder
+                # owned by the server user, removed at teardown.
+                folder = Path(tempfile.mkdtemp(prefix=f"harness-{self.instance_name}-"))
+                self.executor.run(["chown", f"{self.run_as}:", str(folder)])
+                self._owns_tempdir = True
+                log.info(
+                    "%s: %s cannot enter %s; using %s", self.name, self.run_as, workdir, folder
+                )
+        return folder
+
+    def write_secret_file(self, name: str, text: str) -> Path:
+        """A 0600 file in the instance folder (for clients that read credentials from a file
+        rather than a command line, which every local user can read in ``ps``)."""
+        path = self._require_instance() / name
+        self.executor.write_text(path, text, mode=0o600)
+        return path
+
+    def client_env(self) -> dict[str, str]:
+        """Environment for client programs (credentials that must not be on a command line)."""
+        return {}
+
+    def _stop_leftover(self) -> None:
+        """Kill a server a killed (-9) run of this session left in the instance folder: a
+        resume would otherwise wipe its files under it and leave it running forever."""
+        pid = self._leftover_pid()
+        if pid is None:
+            return
+        # only a process whose command line names this instance: a recycled PID is not ours
+        state = process_state(self.executor, pid)
+        if state.alive and str(self._require_instance()) in state.args:
+            log.warning("%s: stopping server pid %d left by an earlier run", self.name, pid)
+            kill_process_group(self.executor, pid, user=self.run_as or None)
+
+    def _leftover_pid(self) -> int | None:
+        """The PID a previous server of this instance recorded, if any (read, not trusted)."""
+        return None
+
+    def stop_pid(self, pid: int, *, terminate: bool = True, grace_s: float | None = None) -> None:
+        """Stop the server ``pid``: SIGTERM (``terminate=False`` when a clean stop was already
+        asked for and waited on: then ``grace_s=0``), ``stop_timeout_s`` of grace, then SIGKILL
+        of its process group."""
+        stop_process(
+            self.executor,
+            pid,
+            grace_s=self.stop_timeout_s if grace_s is None else grace_s,
+            what=f"{self.name} server",
+            user=self.run_as or None,
+            terminate=terminate,
+        )
+
+    def pid_alive(self, pid: int) -> bool:
+        """Whether ``pid`` runs and is not a zombie."""
+        return process_alive(self.executor, pid)
+
+    def reset(self) -> None:
+        """Stop, then replace the data directory with a fresh copy of the snapshot."""
+        self.stop()
+        started = time.perf_counter()
+        self.as_user(["rm", "-rf", str(self.data_dir)])
+        # A plain copy (reflink where the file system offers it): hard links would let the
+        # server write into the snapshot.
+        self.as_user(["cp", "-a", "--reflink=auto", str(self.snapshot_dir), str(self.data_dir)])
+        elapsed = time.perf_counter() - started
+        self.restore_times.append(elapsed)
+        log.info("%s: data directory restored in %.2fs", self.name, elapsed)
+
+    def start(self, timeout_s: float) -> None:
+        self.stop()
+        _RUNNING.add(self)
+        self._launch(timeout_s)
+
+    def stop(self) -> None:
+        if self.instance is None:
+            return
+        if self._running():
+            self._halt()
+        _RUNNING.discard(self)
+
+    def teardown(self) -> None:
+        try:
+            self.stop()
+        finally:
+            if self._owns_tempdir and self.instance is not None:
+                self.executor.run(["rm", "-rf", str(self.instance)], check=False)
+                self.instance = None
+
+    def describe(self) -> dict[str, str]:
+        mean = (sum(self.restore_times) / len(self.restore_times)) if self.restore_times else 0.0
+        return {
+            **super().describe(),
+            "port": str(self.port),
+            "host": self.executor.host,
+            "address": self.address,
+            "restore_s_mean": f"{mean:.3f}",
+        }
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The end of the server's log (for SystemStartError and artifacts)."""
+        path = self.log_path()
+        try:
+            text = self.executor.read_text(path)
+        except ExecutorError:
+            return f"(no server log at {path})"
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+    # -- product-specific steps -------------------------------------------------------------
+    @abstractmethod
+    def log_path(self) -> Path:
+        """The server's log file."""
+
+    @abstractmethod
+    def _initialise(self) -> None:
+        """Create an empty instance (data directory, base config, users, bench database)."""
+
+    @abstractmethod
+    def _after_first_start(self) -> None:
+        """Create the benchmark database and its user (once, before the workload loads)."""
+
+    def _before_snapshot(self) -> None:
+        """Shrink/settle the loaded instance before it is stopped and copied."""
+
+    @abstractmethod
+    def _launch(self, timeout_s: float) -> None:
+        """Start the server and wait until it accepts connections, or SystemStartError."""
+
+    @abstractmethod
+    def _halt(self) -> None:
+        """Stop the running server and wait for it to exit."""
+
+    @abstractmethod
+    def _running(self) -> bool:
+        """Whether a server process of this instance is alive."""
+
+    @abstractmethod
+    def dbapi_target(self) -> dict[str, Any]:
+        """Connection details for DB-API clients (the TPC-C driver)."""
+
+    @abstractmethod
+    def sysbench_args(self) -> list[str]:
+        """sysbench options selecting the driver and this server."""
+
+
+def _is_root(executor: Executor) -> bool:
+    if isinstance(executor, LocalExecutor):
+        return os.geteuid() == 0
+    result = executor.run(["id", "-u"], check=False)
+    return result.stdout.strip() == "0"

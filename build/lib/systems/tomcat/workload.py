@@ -1,0 +1,146 @@
+"""The web-exploration workload: wrk drives visitors through the test site on Tomcat.
+
+wrk runs ``explore.lua`` (every connection walks the site like a visitor) for a short warm-up
+(JIT compilation, thread-pool growth), then for ``duration_s``; the Lua ``done`` hook prints one
+``HARNESS_RESULT`` line that :func:`parse_wrk` turns into metrics. Requests/s counts only
+successful (non-error) responses, so a configuration that answers fast with errors does not win.
+
+wrk runs through the system's executor, i.e. on the SUT host itself, against the address Tomcat
+listens on (``executor.address``); a separate load host is not supported yet.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+from harness.errors import ConfigError, WorkloadError
+from harness.executor import tail
+from harness.process import run_step
+from harness.system import MetricSpec, System, Workload
+
+__all__ = ["WebExploration", "parse_wrk"]
+
+log = logging.getLogger(__name__)
+
+SCRIPT = Path(__file__).with_name("explore.lua")
+MARKER = "HARNESS_RESULT"
+
+
+def parse_wrk(output: str) -> dict[str, float]:
+    """Metrics from wrk's output with explore.lua's summary line.
+
+    Raises WorkloadError if the line is missing or no request succeeded.
+    """
+    line = next((ln for ln in output.splitlines() if ln.startswith(MARKER)), None)
+    if line is None:
+        raise WorkloadError(
+            "wrk printed no HARNESS_RESULT line (did the Lua script load?)", tail(output)
+        )
+    fields = {}
+    for item in line.split()[1:]:
+        key, _, value = item.partition("=")
+        fields[key] = float(value)
+    seconds = fields["duration_us"] / 1e6
+    errors = sum(fields[k] for k in fields if k.startswith("err_"))
+    # wrk counts non-2xx/3xx responses among the requests (err_status); socket errors are extra.
+    good = fields["requests"] - fields["err_status"]
+    if good <= 0 or seconds <= 0:
+        raise WorkloadError(
+            f"no successful request in {seconds:.1f}s ({errors:g} errors)", tail(output)
+        )
+    return {
+        "requests_per_s": good / seconds,
+        "latency_avg_ms": fields["lat_mean_us"] / 1000.0,
+        "latency_p99_ms": fields["lat_p99_us"] / 1000.0,
+        "errors": errors,
+        "transfer_mib_per_s": fields["bytes"] / seconds / 2**20,
+    }
+
+
+class WebExploration(Workload):
+    """wrk with ``threads`` threads and ``connections`` visitor connections for ``duration_s``."""
+
+    name = "explore"
+    metrics = (
+        MetricSpec("requests_per_s", "max", "req/s"),
+        MetricSpec("latency_avg_ms", "min", "ms"),
+        MetricSpec("latency_p99_ms", "min", "ms"),
+        MetricSpec("errors", "min", "count"),
+        MetricSpec("transfer_mib_per_s", "max", "MiB/s"),
+    )
+
+    def __init__(
+        self,
+        duration_s: float = 10.0,
+        warmup_s: float = 2.0,
+        threads: int = 2,
+        connections: int = 32,
+        request_timeout_s: float = 5.0,
+    ) -> None:
+        self.duration_s = float(duration_s)
+        self.warmup_s = float(warmup_s)
+        self.threads = int(threads)
+        self.connections = int(connections)
+        self.request_timeout_s = float(request_timeout_s)
+        self.script: Path | None = None
+
+    def prepare(self, system: System, workdir: Path) -> None:
+        from systems.tomcat.system import TomcatSystem
+
+        if not isinstance(system, TomcatSystem):
+            raise ConfigError("the explore workload runs only on the tomcat system")
+        if system.executor.which("wrk") is None:
+            raise ConfigError(
+                f"on {system.executor.host}: wrk not found: install it with `apt-get install wrk`"
+            )
+        # Next to the Tomcat base on the SUT host, where wrk runs (``workdir`` is local).
+        self.script = system.folder / "explore.lua"
+        system.executor.write_text(self.script, SCRIPT.read_text())
+
+    def _wrk(self, system: System, seconds: float, timeout_s: float | None) -> str:
+        from systems.tomcat.system import TomcatSystem
+
+        assert isinstance(system, TomcatSystem) and self.script is not None
+        command = [
+            "wrk",
+            f"-t{self.threads}",
+            f"-c{max(self.connections, self.threads)}",
+            f"-d{max(1, math.ceil(seconds))}s",
+            f"--timeout={max(1, math.ceil(self.request_timeout_s))}s",
+            "-s",
+            str(self.script),
+            system.url + "/",
+        ]
+        limit = seconds + self.request_timeout_s + 20.0
+        if timeout_s is not None:
+            limit = min(limit, timeout_s)
+        result = run_step(
+            system.executor,
+            command,
+            what="wrk",
+            timeout_s=limit,
+            output_tail=lambda out, err: tail(out + err),
+        )
+        return result.stdout
+
+    def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
+        if self.warmup_s > 0:
+            self._wrk(system, self.warmup_s, timeout_s)
+        metrics = parse_wrk(self._wrk(system, self.duration_s, timeout_s))
+        log.info(
+            "explore: %.0f req/s, p99 %.1f ms, %g errors",
+            metrics["requests_per_s"],
+            metrics["latency_p99_ms"],
+            metrics["errors"],
+        )
+        return metrics
+
+    def params(self) -> dict[str, object]:
+        return {
+            **super().params(),
+            "warmup_s": self.warmup_s,
+            "threads": self.threads,
+            "connections": self.connections,
+        }

@@ -1,0 +1,100 @@
+"""What a new session records about itself: identity, versions, and its MLflow tags.
+
+The store keeps this record (``session.json``) and the session's MLflow run carries the same
+tags, so that a number in a figure can always be traced to the code (git revision), the
+libraries that change results (:data:`RESULT_LIBRARIES`) and the system it was measured on.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from harness import tracking_keys as keys
+from harness.system import System, Workload
+
+__all__ = ["RESULT_LIBRARIES", "library_versions", "session_meta"]
+
+
+#: The libraries whose versions change a session's numbers (models, samplers, numerics).
+RESULT_LIBRARIES = (
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "xgboost",
+    "xgboost-cpu",
+    "bayesian-optimization",
+    "optuna",
+    "smac",
+    "pandas",
+)
+
+
+def library_versions() -> dict[str, str]:
+    """``harness.lib.<name>`` tags for the installed :data:`RESULT_LIBRARIES`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in RESULT_LIBRARIES:
+        try:
+            found[f"{keys.PREFIX_LIBRARY}{name}"] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def _git_revision() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).parent,
+            check=False,
+        )
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def session_meta(
+    session_id: str,
+    folder: Path,
+    system: System,
+    workload: Workload,
+    objective: Any,
+    tuner_name: str,
+    *,
+    seed: int,
+    experiment: str,
+    config: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+    artifact_root: Path | None = None,
+) -> dict[str, Any]:
+    """What a new session's store records about it (and what its MLflow run is tagged with)."""
+    tags = {
+        keys.TAG_SYSTEM: system.name,
+        keys.TAG_WORKLOAD: workload.name,
+        keys.TAG_TUNER: tuner_name,
+        keys.TAG_SEED: str(seed),
+        keys.TAG_GIT: _git_revision(),
+        **library_versions(),
+        keys.TAG_SESSION_ID: session_id,
+        keys.TAG_SESSION_DIR: str(folder.resolve()),
+        keys.TAG_OBJECTIVE: objective.metric,
+        keys.TAG_DIRECTION: objective.direction,
+        keys.TAG_SYSTEM_KIND: system.kind,
+        **{f"harness.system.{k}": str(v) for k, v in system.describe().items()},
+    }
+    return {
+        "session_id": session_id,
+        "created": time.time(),
+        "config": config or {},
+        "experiment": experiment,
+        "tags": tags,
+        "params": params or {},
+        "artifact_root": str((artifact_root or folder / "mlartifacts").resolve()),
+    }

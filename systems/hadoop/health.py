@@ -1,0 +1,50 @@
+"""Whether a Hadoop cluster is up, and the daemon logs that say why not (commands on the master).
+
+The probes run Hadoop's own tools (``hdfs dfsadmin -safemode wait``, ``-report``, ``yarn node
+-list``) through the adapter, which bounds each with the start deadline; the parsers are the
+pure functions of :mod:`systems.hadoop.parse`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Sequence
+
+from harness.executor import CommandResult, Executor, tail
+from systems.hadoop import commands
+from systems.hadoop.parse import parse_dfsadmin_report, parse_yarn_nodes, safemode_off
+
+__all__ = ["cluster_problem", "daemon_logs"]
+
+
+def cluster_problem(
+    run: Callable[[Sequence[str]], CommandResult], hadoop_home: str, conf_dir: str, expected: int
+) -> str | None:
+    """None when HDFS is out of safe mode with ``expected`` DataNodes live and as many
+    NodeManagers RUNNING; otherwise what is missing. ``run`` runs a command on the master."""
+    wait = run(commands.safemode_wait(hadoop_home, conf_dir))
+    if not wait.ok or not safemode_off(wait.stdout):
+        return f"NameNode not out of safe mode ({tail(wait.stderr or wait.stdout, 1)})"
+    report = parse_dfsadmin_report(run(commands.dfsadmin_report(hadoop_home, conf_dir)).stdout)
+    if report.live < expected:
+        return f"{report.live}/{expected} DataNodes live ({report.dead} dead)"
+    nodes = parse_yarn_nodes(run(commands.yarn_node_list(hadoop_home, conf_dir)).stdout)
+    running = sum(node.state == "RUNNING" for node in nodes)
+    if running < expected:
+        states = ", ".join(f"{n.node_id} {n.state}" for n in nodes) or "none registered"
+        return f"{running}/{expected} NodeManagers RUNNING ({states})"
+    return None
+
+
+def daemon_logs(master: Executor, log_dir: str, lines: int = 20) -> str:
+    """Tails of the NameNode's and ResourceManager's logs in ``log_dir`` on the master."""
+    listing = master.run(["ls", "-1", log_dir], check=False, timeout_s=30)
+    parts = []
+    for daemon in ("namenode", "resourcemanager"):
+        for name in sorted(fnmatch.filter(listing.stdout.split(), f"*-{daemon}-*.log")):
+            # `tail` on the host: a session's daemon logs grow with every restart.
+            end = master.run(
+                ["tail", "-n", str(lines), f"{log_dir}/{name}"], check=False, timeout_s=30
+            )
+            parts.append(f"== {master.host}:{log_dir}/{name} ==\n{end.stdout.rstrip()}")
+    return "\n".join(parts) or f"(no NameNode/ResourceManager log in {log_dir})"

@@ -1,0 +1,126 @@
+"""The comparator both ClassyTune tuners share: induced pairs → a trained comparison classifier.
+
+:class:`Comparator` holds everything that decides how "is setting a better than b?" is learned:
+the induction (:mod:`tuners.classytune.induction`), the classifier factory
+(:mod:`tuners.classytune.classifiers`), how ties are labelled, an optional cap on the number of
+training pairs and the experience rules (:mod:`tuners.classytune.rules`). Its :meth:`fit`
+trains a fresh classifier on every ordered pair of the samples so far. The paper's Algorithm 1
+(:class:`~tuners.classytune.paper_tuner.ClassyTunePaper`) and the ranked search
+(:class:`~tuners.classytune.ranked_tuner.ClassyTuneRanked`) differ only in how they use it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.errors import ConfigError
+from harness.space import Space
+from tuners.classytune.classifiers import ClassifierFactory, describe, resolve
+from tuners.classytune.induction import DEFAULT_BITS, induce, induce_all_pairs, induced_dim
+from tuners.classytune.rules import Rule, parse_rules, rule_pairs
+
+__all__ = ["Comparator"]
+
+
+class Comparator:
+    """How pairs are induced and the comparison classifier is trained.
+
+    Parameters:
+        space: the tuned knob space (for the rules and the induced dimension).
+        seed: checks that the classifier can be built (each :meth:`fit` draws its own seed).
+        induction: ``zorder`` (the paper), ``difference`` or ``concat`` (Fig. 9 ablation).
+        bits: bits per value for the z-order induction (<= 26 keeps it exact in float64).
+        classifier: a factory ``(seed) -> classifier`` (a config node with ``_target_`` and
+            ``_partial_: true``) or a short name from
+            :data:`tuners.classytune.classifiers.CLASSIFIERS`.
+        ties: ``skip`` pairs with equal scores (default) or label them ``zero``.
+        rules: experience rules (see :mod:`tuners.classytune.rules`); off when empty.
+        rule_samples: base settings drawn per rule (each gives up to two rows).
+        max_pairs: train on a random subset of at most this many ordered pairs (None: all).
+    """
+
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        induction: str = "zorder",
+        bits: int = DEFAULT_BITS,
+        classifier: str | ClassifierFactory = "xgboost",
+        ties: str = "skip",
+        rules: Sequence[Mapping[str, Any]] | None = None,
+        rule_samples: int = 100,
+        max_pairs: int | None = None,
+    ) -> None:
+        try:
+            self.factory = resolve(classifier)
+            induced_dim(induction, space.dim)
+            induce(np.zeros((1, 1)), np.zeros((1, 1)), induction, bits)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        if ties not in ("skip", "zero"):
+            raise ConfigError(f"ties must be 'skip' or 'zero', got {ties!r}")
+        self.space = space
+        self.induction, self.bits, self.ties = induction, int(bits), ties
+        self.classifier, self.classifier_options = describe(self.factory)
+        try:  # a bad option fails now, in one line, not in the first training round
+            self.factory(seed=seed)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"classifier {self.classifier!r} with options {self.classifier_options}: {exc}"
+            ) from None
+        self.rules: list[Rule] = parse_rules(rules, space)
+        self.rule_samples = int(rule_samples)
+        self.max_pairs = int(max_pairs) if max_pairs else None
+
+    def params(self) -> dict[str, object]:
+        """The settings, flat, for the tuner's ``params()``."""
+        return {
+            "induction": self.induction,
+            "bits": self.bits,
+            "classifier": self.classifier,
+            "classifier_options": json.dumps(self.classifier_options, sort_keys=True, default=str),
+            "ties": self.ties,
+            "rules": json.dumps([r.as_dict() for r in self.rules]),
+            "rule_samples": self.rule_samples,
+            "max_pairs": self.max_pairs or 0,
+        }
+
+    def fit(
+        self, points: np.ndarray, scores: np.ndarray, rng: np.random.Generator
+    ) -> tuple[Any, dict[str, Any]]:
+        """Train a fresh classifier on every ordered pair of ``points`` (and the rules' pairs);
+        ``(None, info)`` when there is nothing to learn (fewer than two distinct labels).
+
+        ``rng`` draws, in this order, the pair subset (``max_pairs``), the rules' base settings
+        and the classifier's seed; the tuner passes its own generator, so a session is
+        reproducible from its seed."""
+        started = time.perf_counter()
+        rows, labels = induce_all_pairs(points, scores, self.induction, self.bits, self.ties)
+        if self.max_pairs is not None and len(labels) > self.max_pairs:
+            # Fit time grows with the n(n-1) pairs; a random subset keeps every sample in
+            # ~max_pairs/n pairs on average, plenty for the tree ensemble.
+            keep = np.sort(rng.choice(len(labels), self.max_pairs, replace=False))
+            rows, labels = rows[keep], labels[keep]
+        n_rule_rows = 0
+        if self.rules:
+            xa, xb, rule_labels = rule_pairs(self.rules, self.space, self.rule_samples, rng)
+            n_rule_rows = len(rule_labels)
+            rows = np.vstack([rows, induce(xa, xb, self.induction, self.bits)])
+            labels = np.concatenate([labels, rule_labels])
+        info: dict[str, Any] = {
+            "n_samples": len(points),
+            "n_pairs": len(labels) - n_rule_rows,
+            "n_rule_rows": n_rule_rows,
+        }
+        if len(np.unique(labels)) < 2:
+            info["train_s"] = time.perf_counter() - started
+            return None, info
+        model = self.factory(seed=int(rng.integers(2**31 - 1)))
+        model.fit(rows, labels)
+        info["train_s"] = time.perf_counter() - started
+        return model, info
