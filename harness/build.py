@@ -239,7 +239,7 @@ def build_session(
             tuner_name,
             seed=int(cfg.seed),
             experiment=cfg.tracking.experiment or f"{cfg.system.name}/{workload.name}",
-            config=stored,
+            config={str(k): v for k, v in stored.items()},
             params={
                 k: redact_uri(v) if isinstance(v, str) else v
                 for k, v in _flatten(_container(cfg)).items()

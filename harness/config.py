@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
 
 from harness.session_options import SessionPolicy
 
@@ -118,6 +119,14 @@ class HarnessConfig:
 
 def register_configs() -> None:
     """Register the schema; ``conf/config.yaml`` lists ``base_config`` first in its defaults,
-    so every group option is validated against its typed node at compose time."""
+    so every group option is validated against its typed node at compose time.
+
+    Also registers ``${harness_keys:<node>}`` (a node's keys, comma-separated), which
+    ``--help`` uses to list only the chosen system's workloads.
+    """
+    if not OmegaConf.has_resolver("harness_keys"):
+        OmegaConf.register_new_resolver(
+            "harness_keys", lambda node: ", ".join(str(k) for k in node)
+        )
     store = ConfigStore.instance()
     store.store(name="base_config", node=HarnessConfig)

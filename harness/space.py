@@ -50,8 +50,8 @@ class Knob:
     """One tunable parameter.
 
     ``int``/``float`` knobs have ``[low, high]`` (inclusive) and may be log-scaled; ``enum`` knobs
-    have ``values``; ``bool`` knobs are False/True. ``restart`` says whether a change needs a
-    restart of the system (True) or only a reload/new session (False).
+    have ``values``; ``bool`` knobs are False/True. Whether a change would need a restart is
+    not recorded: every test restarts the system under tune.
     """
 
     name: str
@@ -62,7 +62,6 @@ class Knob:
     values: tuple[Value, ...] = ()
     log: bool = False
     unit: str = ""
-    restart: bool = True
     description: str = ""
     #: Enum choices must match :data:`SAFE_CHOICE` (set for catalogue knobs, whose values are
     #: rendered into files and command lines). Not part of equality: it restricts, not defines.
@@ -341,6 +340,10 @@ def _nearest(knob: Knob, value: Any) -> Any:
     return round(number) if knob.type == "int" else number
 
 
+#: Catalogue fields that no longer exist, with why (named in the error for an old catalogue).
+_RETIRED = {"restart": "every test restarts the system, so no catalogue records it; delete it"}
+
+
 def knob_from_dict(entry: Mapping[str, Any], strict: bool = False) -> Knob:
     """Build a :class:`Knob` from one catalogue entry (keys: name, type, min, max, ...);
     ``strict`` restricts enum choices to :data:`SAFE_CHOICE`."""
@@ -353,13 +356,16 @@ def knob_from_dict(entry: Mapping[str, Any], strict: bool = False) -> Knob:
         "values",
         "log",
         "unit",
-        "restart",
         "description",
     }
     name = entry.get("name", "?")
     extra = set(entry) - known
     if extra:
-        raise KnobError(f"knob {name!r}: unknown field(s) {', '.join(sorted(extra))}")
+        retired = [f"{key} ({_RETIRED[key]})" for key in sorted(extra) if key in _RETIRED]
+        raise KnobError(
+            f"knob {name!r}: unknown field(s) {', '.join(sorted(extra))}"
+            + (f"; removed: {', '.join(retired)}" if retired else "")
+        )
     try:
         return Knob(
             name=str(entry["name"]),
@@ -370,7 +376,6 @@ def knob_from_dict(entry: Mapping[str, Any], strict: bool = False) -> Knob:
             values=tuple(entry.get("values", ())),
             log=bool(entry.get("log", False)),
             unit=str(entry.get("unit", "")),
-            restart=bool(entry.get("restart", True)),
             description=str(entry.get("description", "")),
             strict=strict,
         )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from systems.synthetic import SyntheticSystem
+from harness import api
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
 from systems.synthetic.function import response
 from tuners.regression import (
     MODELS,
@@ -36,29 +39,13 @@ def test_holdout_error_is_finite_and_falls_with_more_samples(model: str) -> None
     assert all(np.isfinite(errors)) and errors[1] < errors[0] * 1.05
 
 
-def test_rounds_pick_unmeasured_predicted_best() -> None:
-    space = SyntheticSystem("10").space
+def test_rounds_pick_unmeasured_predicted_best(tmp_path: Path) -> None:
+    system = SyntheticSystem("10")
     tuner = RegressionTuner(
-        space, seed=1, budget=30, model="rfr", n_initial=10, batch=4, n_candidates=500
+        system.space, seed=1, budget=30, model="rfr", n_initial=10, batch=4, n_candidates=500
     )
-    from harness.records import Observation, Status
-
-    trial = 0
-    while tuner.remaining:
-        batch = tuner.ask(min(tuner.preferred_batch, tuner.remaining))
-        points = space.encode_many(batch)
-        tuner.tell(
-            [
-                Observation(
-                    trial=trial + i,
-                    config=c,
-                    status=Status.SUCCEEDED,
-                    score=float(response(p[None])[0]),
-                )
-                for i, (c, p) in enumerate(zip(batch, points, strict=True))
-            ]
-        )
-        trial += len(batch)
+    result = api.run_objects(tuner, system, SyntheticWorkload(), budget=30, results_dir=tmp_path)
+    assert result.status == "FINISHED" and len(result.observations) == 30
     sizes = [r.n for r in tuner.compute_log if r.phase == "ask"]
     assert sizes == [11, 4, 4, 4, 4, 3]
     configs = [tuple(sorted(o.config.items())) for o in tuner.history]

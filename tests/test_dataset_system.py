@@ -12,14 +12,17 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from harness.build import build_session
+from harness import api
 from harness.errors import ConfigError
-from harness.loop import run_test, tune
 from harness.objective import Objective
-from harness.records import Status
+from harness.records import Observation, Status
 from harness.store import export_csv
+from harness.system import System, Workload
+from harness.trial import run_test
+from harness.tuner import Tuner
 from systems.dataset import DatasetSystem, SurrogateWorkload
 from systems.dataset import model as model_module
+from systems.dataset import system as system_module
 from systems.dataset.optimum import load_optima
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 from tests.conftest import group_options
@@ -42,6 +45,22 @@ def _build(
     system = instantiate(cfg.system.adapter)
     workload = instantiate(cfg.system.workloads[cfg.system.default_workload])
     return system, workload, cfg
+
+
+def _lhs_session(
+    tuner: Tuner, system: System, workload: Workload, budget: int, folder: Path
+) -> list[Observation]:
+    """A whole in-memory session through the API (crashes in a row allowed); its tests."""
+    result = api.run_objects(
+        tuner,
+        system,
+        workload,
+        budget=budget,
+        results_dir=folder,
+        max_consecutive_crashes=budget + 1,
+    )
+    assert result.status == "FINISHED", result.message
+    return result.observations
 
 
 def test_the_builtin_surrogates_are_configured() -> None:
@@ -109,18 +128,16 @@ def test_cassandra_is_loud_about_its_useless_fidelity(
         "system.adapter.allow_poor_fidelity=false",
     )
     with pytest.raises(ConfigError, match="surrogate_cassandra_ycsba is useless: held-out"):
-        build_session(refused)
+        api.prepare(refused, store="memory")
 
 
 def test_hundred_test_lhs_session_on_a_surrogate_takes_well_under_seconds(
     compose_cfg: Compose, cache_dir: str, tmp_path: Path
 ) -> None:
     system, workload, _ = _build(compose_cfg, "surrogate_mysql_oltp", cache_dir)
-    system.setup(tmp_path, workload)
-    objective = Objective.for_workload(workload.metrics)
     started = time.perf_counter()
-    observations = tune(
-        LHSTuner(system.space, seed=3, budget=100), system, workload, objective, budget=100
+    observations = _lhs_session(
+        LHSTuner(system.space, seed=3, budget=100), system, workload, 100, tmp_path
     )
     elapsed = time.perf_counter() - started
     assert elapsed < 2.0, f"100 surrogate tests took {elapsed:.2f} s"
@@ -178,10 +195,8 @@ def synthetic_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real 150-test LHS session on the synthetic system, exported like any session."""
     system, workload = SyntheticSystem(knob_set="10"), SyntheticWorkload()
     folder = tmp_path_factory.mktemp("export")
-    system.setup(folder, workload)
-    objective = Objective.for_workload(workload.metrics)
-    observations = tune(
-        LHSTuner(system.space, seed=0, budget=150), system, workload, objective, budget=150
+    observations = _lhs_session(
+        LHSTuner(system.space, seed=0, budget=150), system, workload, 150, folder
     )
     path = folder / "samples.csv"
     export_csv(observations, path)
@@ -236,12 +251,40 @@ def test_model_is_cached_per_data_and_settings(
         raise AssertionError("refitted although a cached model exists")
 
     monkeypatch.setattr(model_module.SurrogateModel, "fit", no_refit)
+    model_module.clear_memory_cache()  # from the disk cache this time
     again = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path))
     assert again.model_key == first.model_key
     with pytest.raises(AssertionError, match="refitted"):  # other settings: another model
         DatasetSystem(
             str(synthetic_export), "throughput", cache_dir=str(tmp_path), n_estimators=50
         )
+
+
+def test_building_the_same_surrogate_again_reuses_data_and_model(
+    synthetic_export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No disk cache: what makes the second build cheap is this process's memory.
+    copy = tmp_path / "samples.csv"
+    copy.write_bytes(synthetic_export.read_bytes())
+    first = DatasetSystem(str(copy), "throughput", cache_dir=None)
+
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed or fitted again")
+
+    monkeypatch.setattr(system_module, "read_table", forbidden)
+    monkeypatch.setattr(model_module.SurrogateModel, "fit", forbidden)
+    started = time.perf_counter()
+    again = DatasetSystem(str(copy), "throughput", cache_dir=None, noise=0.5, noise_seed=3)
+    assert time.perf_counter() - started < 0.1
+    assert again.model is first.model and again.dataset is first.dataset
+    assert again.noise == 0.5 and first.noise == 0.0  # per-system settings stay per system
+    copy.write_bytes(synthetic_export.read_bytes())  # rewritten, same content: still cached
+    DatasetSystem(str(copy), "throughput", cache_dir=None)
+    with pytest.raises(AssertionError, match="again"):  # other reading options: parsed anew
+        DatasetSystem(str(copy), "throughput", cache_dir=None, exclude=["compression"])
+    copy.write_text(synthetic_export.read_text().replace("\n", "\n", 1) + "\n")
+    with pytest.raises(AssertionError, match="again"):  # other content: parsed anew
+        DatasetSystem(str(copy), "throughput", cache_dir=None)
 
 
 def test_dataset_config_runs_a_user_export_through_the_app(
@@ -256,12 +299,12 @@ def test_dataset_config_runs_a_user_export_through_the_app(
         f"system.adapter.cache_dir={cache_dir}",
         "tuner=random",
     )
-    result = build_session(cfg).run()
-    assert len(result.observations) == 40
+    result = api.run(cfg, store="memory")
+    assert result.status == "FINISHED" and len(result.observations) == 40
     assert result.observations[0].is_default and result.observations[0].ok
     missing = compose_cfg("system=dataset", f"dataset.path={synthetic_export}")
     with pytest.raises(ConfigError, match=r"dataset\.target"):
-        build_session(missing)
+        api.prepare(missing, store="memory")
 
 
 def test_useless_data_is_refused_unless_allowed(

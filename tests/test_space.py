@@ -122,6 +122,17 @@ def test_catalogue_sets_and_errors(tmp_path: Path) -> None:
         load_catalogue(path)
 
 
+def test_a_catalogue_with_the_removed_restart_field_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "knobs.yaml"
+    path.write_text("knobs:\n- {name: a, type: int, min: 0, max: 9, default: 1, restart: true}\n")
+    with pytest.raises(
+        KnobError, match=r"knob 'a': unknown field\(s\) restart; removed: "
+    ) as info:
+        load_catalogue(path)
+    assert "\n" not in str(info.value)
+    assert not hasattr(Knob("a", "int", 1, 0, 9), "restart")
+
+
 def test_every_catalogue_in_the_repo_loads() -> None:
     root = Path(__file__).resolve().parent.parent / "systems"
     catalogues = list(root.glob("*/knobs*.yaml"))

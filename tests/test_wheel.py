@@ -49,11 +49,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cwd=base,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], base)
-    # the dependencies of this environment, searched after the wheel's own site-packages
-    Path(site.stdout.strip(), "dependencies.pth").write_text(
-        sysconfig.get_path("purelib") + "\n"
+    site = _run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], base
     )
+    # the dependencies of this environment, searched after the wheel's own site-packages
+    Path(site.stdout.strip(), "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
     return python.parent
 
 
