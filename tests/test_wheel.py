@@ -35,8 +35,18 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with the wheel installed; returns its bin/ folder."""
     base = tmp_path_factory.mktemp("wheel")
     built = _run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation"]
-        + ["-q", "-w", str(base / "dist")],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(base / "dist"),
+        ],
         cwd=base,
     )
     assert built.returncode == 0, built.stderr[-3000:]
@@ -44,8 +54,17 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.create(base / "venv", with_pip=False)
     python = base / "venv" / "bin" / "python"
     done = _run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q"]
-        + [str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "-q",
+            str(wheel),
+        ],
         cwd=base,
     )
     assert done.returncode == 0, done.stderr[-3000:]
