@@ -1,7 +1,0 @@
-"""Paper figures from MLflow runs: ``python -m paper.figures <name>|all``.
-
-``loader`` reads session runs (and their sample artifacts) into pandas DataFrames,
-``analysis`` turns sample pools into the tidy tables of Fig. 2/5/9(a), ``plots`` holds pure
-DataFrame -> matplotlib Figure functions, ``cli`` wires them and exports each figure's table to
-``results/figures/data/<name>.csv`` so a fresh clone can redraw without rerunning.
-"""

@@ -1,1 +1,0 @@
-"""Systems under tune: one package per system (adapter, knob catalogue, workloads)."""
