@@ -61,7 +61,7 @@ class TrackingConf:
     """MLflow tracking (``tracking=none`` turns it off)."""
 
     enabled: bool = True
-    uri: str = "sqlite:///results/mlflow.db"
+    uri: str = "sqlite:///${results_dir}/mlflow.db"
     experiment: str | None = None
 
 
