@@ -7,6 +7,7 @@ libraries that change results (:data:`RESULT_LIBRARIES`) and the system it was m
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import time
 from pathlib import Path
@@ -45,7 +46,9 @@ def library_versions() -> dict[str, str]:
     return found
 
 
+@functools.cache
 def _git_revision() -> str:
+    # once per process: a bench runs thousands of sessions from one checkout
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],

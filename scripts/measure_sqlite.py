@@ -18,6 +18,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Literal
 
 from harness import api
 from harness.objective import Objective
@@ -28,7 +29,7 @@ from paper.listed import ListTuner
 from systems.sqlite import SQLiteOLTP, SQLiteSystem, worker
 from tuners.sampling import LHSTuner
 
-TIMEOUTS = {"first_timeout_s": 60.0, "min_timeout_s": 60.0}
+TIMEOUT_S = 60.0
 
 
 def _timed(action: object, repeats: int = 3) -> list[float]:
@@ -70,7 +71,12 @@ def reset_strategies(folder: Path, rows: int) -> dict[str, list[float]]:
 
 
 def session(
-    tuner: Tuner, mix: str, duration: float, rows: int, budget: int, folder: Path
+    tuner: Tuner,
+    mix: Literal["readonly", "readwrite"],
+    duration: float,
+    rows: int,
+    budget: int,
+    folder: Path,
 ) -> tuple[SessionResult, float]:
     """One in-memory session of ``tuner``; its result and the system's setup time."""
     system = SQLiteSystem()
@@ -90,7 +96,8 @@ def session(
         results_dir=folder,
         objective=Objective.for_workload(workload.metrics, None, None),
         on_progress=first,
-        **TIMEOUTS,
+        first_timeout_s=TIMEOUT_S,
+        min_timeout_s=TIMEOUT_S,
     )
     if result.status != "FINISHED":
         raise SystemExit(f"{result.status}: {result.message}")

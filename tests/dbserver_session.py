@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.loop import tune
+from harness.api import run_objects
 from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.system import System, Workload
@@ -15,18 +15,23 @@ from tuners.sampling import LHSTuner
 
 
 def short_session(
-    system: System, workload: Workload, workdir: Path, budget: int = 3
+    system: System, workload: Workload, results_dir: Path, budget: int = 3
 ) -> list[Observation]:
-    """Set up, tune with LHS for ``budget`` tests, always tear down; return the observations."""
-    try:
-        system.setup(workdir, workload)
-        tuner = LHSTuner(system.space, seed=0, budget=budget)
-        objective = Objective.for_workload(workload.metrics)
-        return tune(
-            tuner, system, workload, objective, budget, timeout_s=60.0, start_timeout_s=60.0
-        )
-    finally:
-        system.teardown()
+    """An LHS session of ``budget`` tests in ``results_dir`` (the session sets the system up in
+    ``results_dir/work/<session id>`` and always tears it down); return the observations."""
+    result = run_objects(
+        LHSTuner,
+        system,
+        workload,
+        budget=budget,
+        seed=0,
+        results_dir=results_dir,
+        objective=Objective.for_workload(workload.metrics),
+        first_timeout_s=60.0,
+        start_timeout_s=60.0,
+    )
+    assert result.status == "FINISHED", result.message
+    return result.observations
 
 
 def check_session(observations: list[Observation], workload: Workload) -> None:

@@ -1,4 +1,5 @@
-"""Tests for the tuner benchmark: scoring and ranking by hand, and a tiny end-to-end run."""
+"""Tests for the tuner benchmark: scoring and ranking by hand, the code digest of its cache,
+a tiny end-to-end run, and the fixed-list tuner of the measurement tools."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from paper.bench import _tuner_digest, main, suite_names
+from harness import api
+from paper import code_version
+from paper.bench import job_key, main, session_row, suite_names
 from paper.bench_score import mean_ranks, normalised_score, rank_average, summarise
+from paper.code_version import code_digest
+from paper.listed import ListTuner
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 
 def test_normalised_score_max() -> None:
@@ -112,8 +118,8 @@ def test_end_to_end_tiny(tmp_path: Path) -> None:
     assert "| random |" in report and "| lhs |" in report
     assert (out / "scores.png").stat().st_size > 1000
     cache = json.loads((out / "cache.json").read_text())
-    lhs_key = f"lhs|synthetic10|0|10|{_tuner_digest('lhs')}"
-    assert set(cache) == {f"random|synthetic10|0|10|{_tuner_digest('random')}", lhs_key}
+    lhs_key = job_key(("lhs", "synthetic10", 0, 10))
+    assert set(cache) == {job_key(("random", "synthetic10", 0, 10)), lhs_key}
     for result in cache.values():
         assert result["tests"] == 10 and result["dim"] == 10
         assert result["default"] <= result["best"] <= result["optimum"]
@@ -123,4 +129,113 @@ def test_end_to_end_tiny(tmp_path: Path) -> None:
     assert main(argv) == 0
     assert "| lhs | 1.00 | 1.000 |" in (out / "REPORT.md").read_text()
     # A changed tuner config is a different key: recomputed, not read back stale.
-    assert _tuner_digest("lhs") != _tuner_digest("random")
+    assert code_digest("lhs", "synthetic10") != code_digest("random", "synthetic10")
+
+
+def test_a_session_row_is_the_apis_session(tmp_path: Path) -> None:
+    row = session_row("random", "synthetic10", 3, 12)
+    cfg = api.compose(
+        [
+            "tuner=random",
+            "system=synthetic10",
+            "seed=3",
+            "budget=12",
+            "tracking=none",
+            f"results_dir={tmp_path}",
+        ]
+    )
+    result = api.run(cfg, store="memory")
+    assert result.best is not None and result.default is not None
+    assert (row["best"], row["default"], row["tests"]) == (
+        result.best.score,
+        result.default.score,
+        12,
+    )
+    assert row["dim"] == 10 and row["metric"] == "throughput" and row["direction"] == "max"
+    assert row["optimum"] == pytest.approx(SyntheticSystem("10").known_optimum()[1])
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_code_digest_follows_the_code_a_session_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(
+        tmp_path,
+        {
+            "harness/__init__.py": "",
+            "harness/loop.py": "LOOP = 1\n",
+            "harness/conf/config.yaml": "budget: 100\n",
+            "harness/conf/tuner/t.yaml": "_target_: tuners.mine.Mine\n_partial_: true\n",
+            "harness/conf/system/s.yaml": "adapter:\n  _target_: systems.sim.Sim\n",
+            "tuners/__init__.py": "",
+            "tuners/mine.py": "from tuners.helper import help\nfrom . import shared\n",
+            "tuners/helper.py": "help = 1\n",
+            "tuners/shared.py": "X = 1\n",
+            "tuners/other.py": "Y = 1\n",
+            "systems/__init__.py": "",
+            "systems/sim/__init__.py": "from systems.sim.model import Sim\n",
+            "systems/sim/model.py": "class Sim: ...\n",
+            "systems/sim/knobs.yaml": "knobs: []\n",
+            "systems/unrelated/__init__.py": "",
+        },
+    )
+    monkeypatch.setattr(code_version, "ROOT", tmp_path)
+    monkeypatch.setattr(code_version, "CONFIG_DIR", tmp_path / "harness" / "conf")
+    files = {
+        str(p.relative_to(tmp_path))
+        for p in code_version.source_files(["tuners.mine.Mine", "systems.sim.Sim"])
+    }
+    assert files == {
+        "tuners/__init__.py",
+        "tuners/mine.py",
+        "tuners/helper.py",
+        "tuners/shared.py",
+        "systems/__init__.py",
+        "systems/sim/__init__.py",
+        "systems/sim/model.py",
+        "systems/sim/knobs.yaml",
+    }
+
+    def digest() -> str:
+        code_digest.cache_clear()
+        return code_digest("t", "s")
+
+    seen = {digest()}
+    for name in ("tuners/other.py", "systems/unrelated/__init__.py"):  # not in the closure
+        (tmp_path / name).write_text("# changed\n")
+        assert digest() in seen, name
+    for name in (
+        "tuners/helper.py",  # imported by the tuner's module
+        "tuners/shared.py",  # a relative import
+        "systems/sim/knobs.yaml",  # data of the system's package
+        "harness/loop.py",  # the core
+        "harness/conf/tuner/t.yaml",  # the tuner's config
+        "harness/conf/system/s.yaml",
+    ):
+        (tmp_path / name).write_text((tmp_path / name).read_text() + "# changed\n")
+        new = digest()
+        assert new not in seen, name
+        seen.add(new)
+    code_digest.cache_clear()
+
+
+def test_list_tuner_runs_fixed_settings_as_a_session(tmp_path: Path) -> None:
+    system = SyntheticSystem("10")
+    default = system.space.default()
+    tuner = ListTuner(system.space, [{"buffer_pool_mb": 256}, {}, {"compression": True}])
+    assert tuner.budget == 4
+    result = api.run_objects(tuner, system, SyntheticWorkload(), budget=4, results_dir=tmp_path)
+    assert result.status == "FINISHED"
+    configs = [o.config for o in result.observations]
+    assert configs == [
+        default,
+        {**default, "buffer_pool_mb": 256},
+        default,
+        {**default, "compression": True},
+    ]
+    assert result.observations[0].is_default and not result.observations[2].is_default

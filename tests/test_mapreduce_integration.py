@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.api import run_objects
 from harness.errors import SystemStartError
-from harness.loop import run_test, tune
 from harness.objective import Objective
 from harness.records import Status
+from harness.trial import run_test
 from systems.mapreduce import MapReduceJob, MapReduceSystem
 from tests.requirements import NEEDS_JAVAC, NEEDS_PYSPARK
 
@@ -61,10 +62,16 @@ def test_jvm_that_cannot_start_is_a_crash(tmp_path: Path) -> None:
     assert "Could not create the Java Virtual Machine" in info.value.log_tail
 
 
-def test_budget_3_lhs_session(mapreduce) -> None:  # type: ignore[no-untyped-def]
+def test_budget_3_lhs_session(tmp_path: Path) -> None:
     from tuners.sampling import LHSTuner
 
-    system, workload = mapreduce
-    observations = tune(LHSTuner(system.space, seed=2, budget=3), system, workload, OBJECTIVE, 3)
+    system = MapReduceSystem(knob_set="10")  # run_objects sets it up and tears it down
+    workload = MapReduceJob(job="join", scale=0.1)
+    result = run_objects(
+        LHSTuner, system, workload, budget=3, seed=2, results_dir=tmp_path, objective=OBJECTIVE
+    )
+    observations = result.observations
+    assert result.status == "FINISHED", result.message
+    assert system.root == tmp_path / "work" / result.session_id / "mapreduce"
     assert len(observations) == 3 and observations[0].status is Status.SUCCEEDED
     assert all(o.status in (Status.SUCCEEDED, Status.FAILED, Status.CRASHED) for o in observations)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+from pathlib import Path
 
 import pytest
 
-from harness.loop import run_test, tune
+from harness.api import run_objects
 from harness.objective import Objective
 from harness.records import Status
+from harness.trial import run_test
 from systems.spark import SparkJob, SparkSystem
 
 pytestmark = [
@@ -54,11 +56,16 @@ def test_driver_memory_below_minimum_is_a_crash_with_cause(spark) -> None:  # ty
     assert "INVALID_DRIVER_MEMORY" in obs.extra["log_tail"]
 
 
-def test_budget_3_lhs_session(spark) -> None:  # type: ignore[no-untyped-def]
+def test_budget_3_lhs_session(tmp_path: Path) -> None:
     from tuners.sampling import LHSTuner
 
-    system, workload = spark
-    space = system.space
-    observations = tune(LHSTuner(space, seed=3, budget=3), system, workload, OBJECTIVE, 3)
+    system = SparkSystem(knob_set="30")  # run_objects sets it up and tears it down
+    workload = SparkJob(job="wordcount", scale=0.05)
+    result = run_objects(
+        LHSTuner, system, workload, budget=3, seed=3, results_dir=tmp_path, objective=OBJECTIVE
+    )
+    observations = result.observations
+    assert result.status == "FINISHED", result.message
+    assert system.root == tmp_path / "work" / result.session_id / "spark"
     assert len(observations) == 3 and observations[0].status is Status.SUCCEEDED
     assert all(o.status in (Status.SUCCEEDED, Status.CRASHED) for o in observations)

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.api import run_objects
 from harness.errors import SystemStartError
-from harness.loop import run_test, tune
 from harness.objective import Objective
 from harness.records import Status
+from harness.trial import run_test
 from systems.tomcat import TomcatSystem, WebExploration
 from tests.requirements import NEEDS_TOMCAT
 
@@ -72,11 +73,25 @@ def test_port_in_use_raises_system_start_error(tomcat) -> None:  # type: ignore[
 
 
 @pytest.mark.slow
-def test_budget_3_lhs_session(tomcat) -> None:  # type: ignore[no-untyped-def]
+def test_budget_3_lhs_session(tmp_path: Path) -> None:
     from tuners.sampling import LHSTuner
 
-    system, workload = tomcat
-    observations = tune(LHSTuner(system.space, seed=1, budget=3), system, workload, OBJECTIVE, 3)
+    system = TomcatSystem(knob_set="10")  # run_objects sets it up and tears it down
+    workload = WebExploration(duration_s=2, warmup_s=1)
+    result = run_objects(
+        LHSTuner,
+        system,
+        workload,
+        budget=3,
+        seed=1,
+        results_dir=tmp_path,
+        objective=OBJECTIVE,
+        keep_workdir=True,
+    )
+    observations = result.observations
+    assert result.status == "FINISHED", result.message
     assert len(observations) == 3 and observations[0].is_default
     assert all(o.status in (Status.SUCCEEDED, Status.CRASHED) for o in observations)
     assert observations[0].status is Status.SUCCEEDED
+    assert system.base == tmp_path / "work" / result.session_id / "tomcat" / "base"
+    assert system._pid() is None  # torn down

@@ -41,7 +41,6 @@ def _knob_entry(knob: Knob) -> dict[str, Any]:
         "default": knob.default,
         "log": knob.log,
         "unit": knob.unit,
-        "restart": knob.restart,
         "description": knob.description,
     }
     if knob.low is not None:
@@ -174,7 +173,9 @@ def load_artifacts(directory: str | Path) -> Artifacts:
     try:
         settings = json.loads(settings_path.read_text())
         samples = json.loads((directory / "samples.json").read_text())
-        space = Space(tuple(knob_from_dict(k) for k in settings["space"]))
+        # artifacts saved before the catalogues dropped their unused `restart` field carry it
+        knobs = [{k: v for k, v in entry.items() if k != "restart"} for entry in settings["space"]]
+        space = Space(tuple(knob_from_dict(k) for k in knobs))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{directory}: unreadable ClassyTune artifacts ({exc})") from None
     if settings.get("format") != FORMAT:
