@@ -347,17 +347,7 @@ _RETIRED = {"restart": "every test restarts the system, so no catalogue records 
 def knob_from_dict(entry: Mapping[str, Any], strict: bool = False) -> Knob:
     """Build a :class:`Knob` from one catalogue entry (keys: name, type, min, max, ...);
     ``strict`` restricts enum choices to :data:`SAFE_CHOICE`."""
-    known = {
-        "name",
-        "type",
-        "default",
-        "min",
-        "max",
-        "values",
-        "log",
-        "unit",
-        "description",
-    }
+    known = {"name", "type", "default", "min", "max", "values", "log", "unit", "description"}
     name = entry.get("name", "?")
     extra = set(entry) - known
     if extra:

@@ -135,7 +135,7 @@ def test_local_only_system_is_refused_with_hosts(
         timeout=120,
     )
     assert done.returncode == 2
-    assert "runs only on this machine" in done.stderr and "Traceback" not in done.stderr
+    assert "declares placement 'local'" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.slow
