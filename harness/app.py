@@ -22,7 +22,7 @@ from harness.records import Observation
 from harness.report import format_value, summary
 from harness.signals import child_pids
 from harness.tracking import take_credentials
-from harness.validate import ensure_results_dir
+from harness.validate import check_workload_choices, ensure_results_dir
 
 log = logging.getLogger("harness")
 #: Exit codes: 0 finished, 1 aborted, 2 bad input (before any test), 130 interrupted.
@@ -141,6 +141,7 @@ def main() -> None:
         # Hydra creates its run folder under results_dir before any of our code runs, and
         # answers an unwritable or full one with a traceback
         ensure_results_dir(Path(_last_value(sys.argv[1:], "results_dir") or "results"))
+        check_workload_choices(sys.argv[1:])
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

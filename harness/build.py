@@ -34,6 +34,7 @@ from harness.validate import (
     check_resume_overrides,
     check_tuner_options,
     check_unknown_keys,
+    check_workload_options,
     ensure_results_dir,
     override_key,
     validate_session_name,
@@ -67,26 +68,30 @@ def _instantiate(node: Any, what: str) -> Any:
         raise ConfigError(f"cannot build the {what}: {detail}") from None
 
 
-def make_workload(cfg: DictConfig, system_name: str) -> Workload:
-    """The system's driver for the chosen workload, with command-line overrides applied."""
-    name = cfg.workload.name or cfg.system.default_workload
-    available = list(cfg.system.workloads)
-    if name not in available:
-        raise ConfigError(
-            f"system {system_name!r} has no workload {name!r}; it offers: "
-            f"{', '.join(available)} (e.g. workload={available[0]})"
-        )
-    node = OmegaConf.to_container(cfg.system.workloads[name], resolve=True)
-    assert isinstance(node, dict)
-    if cfg.workload.duration_s is not None:
-        if cfg.workload.duration_s <= 0:
-            raise ConfigError(
-                f"workload.duration_s must be positive, got {cfg.workload.duration_s}"
-            )
-        node["duration_s"] = cfg.workload.duration_s
+def make_workload(cfg: DictConfig) -> Workload:
+    """The chosen workload's driver (``cfg.workload``: its name, ``_target_`` and settings)."""
+    node = _container(cfg.workload)
+    name = str(node.get("name") or "workload")
+    if not _takes_name(node):  # HiBench drivers take the HiBench workload's name
+        node.pop("name", None)
+    duration = node.get("duration_s")
+    if duration is not None and not (isinstance(duration, int | float) and duration > 0):
+        raise ConfigError(f"workload.duration_s must be a positive number, got {duration}")
+    check_workload_options(node, name)
     workload = _instantiate(node, f"workload {name!r}")
     workload.name = name
     return workload  # type: ignore[no-any-return]
+
+
+def _takes_name(node: dict[str, Any]) -> bool:
+    import inspect
+
+    from hydra.utils import get_class
+
+    try:
+        return "name" in inspect.signature(get_class(str(node.get("_target_")))).parameters
+    except Exception:
+        return False
 
 
 def make_objective(cfg: DictConfig, workload: Workload, constants: dict[str, float]) -> Any:
@@ -102,15 +107,22 @@ def _make_system(cfg: DictConfig) -> System:
     hosts = cfg.get("hosts")
     if not hosts or not hosts.get("hosts"):
         return _instantiate(cfg.system.adapter, f"system {cfg.system.name!r}")  # type: ignore[no-any-return]
-    from harness.remote.connect import adapter_kwargs, connect_inventory
+    from harness.remote.connect import adapter_kwargs, check_placement, connect_inventory
     from harness.remote.inventory import Inventory
 
     tree = _container(hosts)
     inventory = Inventory.from_config(
         str(tree.get("name", "hosts")), tree.get("hosts") or [], tree.get("common") or {}
     )
+    target = str(cfg.system.adapter._target_)
+    # before any connection: a system that cannot run remotely fails without touching a host
+    check_placement(cfg.system.name, target, inventory.name)
     cluster = connect_inventory(inventory)
-    kwargs = adapter_kwargs(cfg.system.name, str(cfg.system.adapter._target_), cluster)
+    try:
+        kwargs = adapter_kwargs(cfg.system.name, target, cluster, inventory.name)
+    except HarnessError:
+        cluster.close()
+        raise
     try:
         return instantiate(cfg.system.adapter, **kwargs)  # type: ignore[no-any-return]
     except InstantiationException as exc:
@@ -198,7 +210,7 @@ def build_session(
     system.name = cfg.system.name
     system.preflight()  # a missing binary or package: one line, before anything is created
     fixed = _pins_and_ranges(cfg, system)
-    workload = make_workload(cfg, cfg.system.name)
+    workload = make_workload(cfg)
     from harness.machine import Machine
     from harness.utility import machine_constants
 

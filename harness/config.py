@@ -13,32 +13,24 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
+from harness.conf import CONFIG_DIR
 from harness.session_options import SessionPolicy
 
-__all__ = ["HarnessConfig", "register_configs"]
+__all__ = ["HarnessConfig", "register_configs", "workloads_of"]
 
 
 @dataclass
 class SystemConf:
-    """A system under tune: its adapter, its workload drivers, and knob pins/ranges."""
+    """A system under tune: its adapter and knob pins/ranges (its workloads are the
+    ``workloads/<system>/`` group)."""
 
     name: str = "???"
     adapter: Any = "???"
-    workloads: dict[str, Any] = field(default_factory=dict)
-    default_workload: str = "???"
     #: Pin knobs to values (removed from the tuned space), e.g. +system.fixed.page_size=4096
     fixed: dict[str, Any] = field(default_factory=dict)
     #: Narrow ranges or change defaults, e.g. +system.ranges.cache_size.max=4096
     ranges: dict[str, Any] = field(default_factory=dict)
     description: str = ""
-
-
-@dataclass
-class WorkloadConf:
-    """Which of the system's workloads to run; ``null`` fields keep the driver's defaults."""
-
-    name: str | None = None
-    duration_s: float | None = None
 
 
 @dataclass
@@ -103,7 +95,9 @@ class HarnessConfig:
 
     tuner: Any = "???"
     system: SystemConf = field(default_factory=SystemConf)
-    workload: WorkloadConf = field(default_factory=WorkloadConf)
+    #: The chosen workload's driver: ``name``, ``_target_`` and the driver's own settings
+    #: (harness/conf/workloads/<system>/<workload>.yaml), e.g. ``workload.duration_s=20``.
+    workload: dict[str, Any] = field(default_factory=dict)
     objective: ObjectiveConf = field(default_factory=ObjectiveConf)
     tracking: TrackingConf = field(default_factory=TrackingConf)
     session: SessionConf = field(default_factory=SessionConf)
@@ -117,16 +111,30 @@ class HarnessConfig:
     resume: str | None = None
 
 
+def workloads_of(system: str) -> list[str]:
+    """The workloads a system config offers (its ``workloads/<system>/`` options)."""
+    folder = CONFIG_DIR / "workloads" / system
+    return sorted(p.stem for p in folder.glob("*.yaml") if p.stem != "default")
+
+
+def _workloads_of(system: str) -> str:
+    return ", ".join(workloads_of(system)) or "none"
+
+
+def _options_of(group: str) -> str:
+    return ", ".join(sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml")))
+
+
 def register_configs() -> None:
     """Register the schema; ``conf/config.yaml`` lists ``base_config`` first in its defaults,
     so every group option is validated against its typed node at compose time.
 
-    Also registers ``${harness_keys:<node>}`` (a node's keys, comma-separated), which
-    ``--help`` uses to list only the chosen system's workloads.
+    Also registers ``${harness_workloads:<system>}`` (the workloads that system offers) and
+    ``${harness_options:<group>}`` (a group's options), which ``--help`` uses to list only
+    what applies to the chosen system.
     """
-    if not OmegaConf.has_resolver("harness_keys"):
-        OmegaConf.register_new_resolver(
-            "harness_keys", lambda node: ", ".join(str(k) for k in node)
-        )
+    if not OmegaConf.has_resolver("harness_workloads"):
+        OmegaConf.register_new_resolver("harness_workloads", _workloads_of)
+        OmegaConf.register_new_resolver("harness_options", _options_of)
     store = ConfigStore.instance()
     store.store(name="base_config", node=HarnessConfig)

@@ -42,7 +42,7 @@ RESUME_OVERRIDABLE = (
     "hydra",
 )
 #: Typed nodes whose keys are fixed; a ``+key=`` Hydra would add to them is refused.
-_TYPED_NODES = ("session", "workload", "objective", "tracking", "dataset")
+_TYPED_NODES = ("session", "objective", "tracking", "dataset")
 
 
 def validate_session_name(name: str) -> str:
@@ -116,6 +116,70 @@ def check_tuner_options(factory: partial[Any], name: str) -> None:
             f"tuner {name!r} has no option(s) {', '.join(unknown)}; its options: "
             f"{', '.join(options) or 'none'}"
         )
+
+
+def check_workload_options(node: dict[str, Any], name: str) -> None:
+    """Unknown workload settings (e.g. a typo in ``workload.treads=4``) fail with the list."""
+    from hydra.utils import get_class
+
+    try:
+        signature = inspect.signature(get_class(str(node.get("_target_"))))
+    except Exception:  # an unknown _target_: instantiating reports it
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return
+    unknown = sorted(k for k in node if not k.startswith("_") and k not in signature.parameters)
+    if unknown:
+        raise ConfigError(
+            f"workload {name!r} has no setting(s) {', '.join(unknown)}; its settings: "
+            f"{', '.join(signature.parameters) or 'none'}"
+        )
+
+
+def check_workload_choices(arguments: list[str]) -> None:
+    """``system=X workload=Y`` where X offers no Y: one line naming what X offers.
+
+    Checked on the command line before Hydra composes (Hydra's own message names an internal
+    group and prints its search path); sweeps (``system=a,b``) check every combination.
+    """
+    from harness.config import workloads_of
+
+    systems = _choices(arguments, "system") or [_default_choice("system")]
+    workloads = _choices(arguments, "workload")
+    for system in systems:
+        offered = workloads_of(system)
+        if not offered:  # not a system config: Hydra lists the systems
+            continue
+        for workload in workloads:
+            if workload != "default" and workload not in offered:
+                raise ConfigError(
+                    f"system {system!r} has no workload {workload!r}; it offers: "
+                    f"{', '.join(offered)} (e.g. workload={offered[0]})"
+                )
+
+
+def _choices(arguments: list[str], key: str) -> list[str]:
+    """The options ``key=a,b`` names on the command line (the last one wins, as in Hydra);
+    sweep functions such as ``choice(...)`` or ``glob(...)`` are left to Hydra."""
+    found: list[str] = []
+    for argument in arguments:
+        name, sep, value = argument.partition("=")
+        if sep and name.lstrip("+~") == key:
+            found = [] if "(" in value or "*" in value else value.split(",")
+    return [v.strip() for v in found if v.strip()]
+
+
+def _default_choice(group: str) -> str:
+    """The option ``config.yaml``'s defaults list picks for ``group``."""
+    import yaml
+
+    from harness.conf import CONFIG_DIR
+
+    defaults = yaml.safe_load((CONFIG_DIR / "config.yaml").read_text()).get("defaults", [])
+    for entry in defaults:
+        if isinstance(entry, dict) and group in entry:
+            return str(entry[group])
+    return ""
 
 
 def check_range_overrides(ranges: dict[str, Any]) -> None:

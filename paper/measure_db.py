@@ -28,7 +28,7 @@ def main() -> None:
         cfg = api.compose(
             [
                 f"system={args.system}",
-                f"workload.name={args.workload}",
+                f"workload={args.workload}",
                 "tuner=lhs",
                 "seed=0",
                 f"budget={args.tests}",
@@ -37,7 +37,7 @@ def main() -> None:
                 f"results_dir={results_dir}",
             ]
         )
-        duration = float(cfg.system.workloads[args.workload].get("duration_s") or 0.0)
+        duration = float(cfg.workload.get("duration_s") or 0.0)
         cfg.session.first_timeout_s = cfg.session.min_timeout_s = duration * 3 + 60
         session = api.prepare(cfg, store="memory")
         started = time.perf_counter()

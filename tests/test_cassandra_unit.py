@@ -565,7 +565,7 @@ def test_missing_installs_name_host_path_and_key(tmp_path: Path) -> None:
         with pytest.raises(
             ConfigError,
             match=r"YCSB not found on load host loadgen: .*"
-            r"system\.workloads\.ycsb_a\.ycsb_dir",
+            r"workload\.ycsb_dir",
         ):
             system.setup(tmp_path / "work", YCSBWorkload(ycsb_dir=str(tmp_path / "no-ycsb")))
         assert live_pids(system) == []  # the nodes started for setup were stopped again
@@ -585,7 +585,7 @@ def test_ycsb_past_its_time_limit_is_a_workload_timeout(tmp_path: Path) -> None:
 # -- configuration -----------------------------------------------------------------------------
 def test_cassandra_composes_with_its_workload(compose_cfg: Callable[..., DictConfig]) -> None:
     cfg = compose_cfg("system=cassandra", "system.adapter.knob_set=28")
-    assert cfg.system.default_workload == "ycsb_a"
+    assert cfg.workload.name == "ycsb_a" and cfg.workload.duration_s == 60
     assert cfg.system.adapter.install_dir == "/opt/cassandra"
     system = instantiate(cfg.system.adapter)
     assert system.space.dim == 28 and system.kind == "remote"

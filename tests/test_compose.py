@@ -10,7 +10,10 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.build import make_objective, make_workload
+from harness.config import workloads_of
+from harness.errors import ConfigError
 from harness.system import System, Workload
+from harness.validate import check_workload_choices
 from tests.conftest import ROOT, group_options
 
 Compose = Callable[..., DictConfig]
@@ -36,11 +39,12 @@ def test_every_system_config_honours_the_contract(compose_cfg: Compose, system: 
     assert isinstance(adapter, System)
     space = adapter.space
     assert space.validate(space.default()) == space.default()
-    assert cfg.system.default_workload in cfg.system.workloads
-    for name in cfg.system.workloads:
-        cfg.workload.name = name
-        workload = make_workload(cfg, cfg.system.name)
-        assert isinstance(workload, Workload)
+    offered = workloads_of(system)
+    assert offered and cfg.workload.name in offered  # the default is one of them
+    for name in offered:
+        cfg = compose_cfg(f"system={system}", f"workload={name}", *extra)
+        workload = make_workload(cfg)
+        assert isinstance(workload, Workload) and workload.name == name
         assert workload.metrics, f"{system}/{name} declares no metrics"
         objective = make_objective(cfg, workload, {"cores": 2.0})
         assert objective.metric == workload.metrics[0].name
@@ -50,11 +54,32 @@ def test_every_system_config_honours_the_contract(compose_cfg: Compose, system: 
 def test_every_workload_option_belongs_to_some_system(compose_cfg: Compose, workload: str) -> None:
     if workload == "default":
         return
-    offered = set()
-    for system in group_options("system"):
-        extra = DATASET if system == "dataset" else []
-        offered |= set(compose_cfg(f"system={system}", *extra).system.workloads)
-    assert workload in offered
+    assert any(workload in workloads_of(system) for system in group_options("system"))
+
+
+def test_a_workload_the_system_does_not_offer_gets_one_line_naming_its_workloads() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"system 'mysql' has no workload 'pagerank'; it "
+        r"offers: readonly, readwrite, tpcc",
+    ):
+        check_workload_choices(["system=mysql", "workload=pagerank"])
+    with pytest.raises(ConfigError, match="system 'spark' has no workload 'tpcc'"):
+        check_workload_choices(["-m", "system=mysql,spark", "workload=tpcc"])
+    check_workload_choices(["system=mysql,postgres", "workload=tpcc"])  # both offer it
+    check_workload_choices(["system=sqlite", "workload=default"])
+    check_workload_choices(["system=nosuch", "workload=tpcc"])  # Hydra names the systems
+
+
+def test_workload_settings_are_config_keys_checked_against_the_driver(
+    compose_cfg: Compose,
+) -> None:
+    cfg = compose_cfg("system=mysql", "workload=readonly", "workload.threads=4")
+    assert make_workload(cfg).threads == 4  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"workload 'readonly' has no setting.* treads"):
+        make_workload(compose_cfg("system=mysql", "workload=readonly", "+workload.treads=4"))
+    with pytest.raises(ConfigError, match="duration_s must be a positive number"):
+        make_workload(compose_cfg("system=mysql", "workload.duration_s=0"))
 
 
 @pytest.mark.parametrize("tracking", group_options("tracking"))

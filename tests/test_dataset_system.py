@@ -13,6 +13,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from harness import api
+from harness.build import make_workload
 from harness.errors import ConfigError
 from harness.objective import Objective
 from harness.records import Observation, Status
@@ -43,7 +44,7 @@ def _build(
 ) -> tuple[DatasetSystem, SurrogateWorkload, DictConfig]:
     cfg = compose(f"system={name}", f"system.adapter.cache_dir={cache}", *overrides)
     system = instantiate(cfg.system.adapter)
-    workload = instantiate(cfg.system.workloads[cfg.system.default_workload])
+    workload = make_workload(cfg)
     return system, workload, cfg
 
 
@@ -88,7 +89,7 @@ def test_each_builtin_surrogate_loads_and_evaluates(
 ) -> None:
     system, workload, cfg = _build(compose_cfg, name, cache_dir)
     assert system.kind == "surrogate" and cfg.system.name == name
-    assert cfg.system.default_workload == "surrogate" and workload.name == "surrogate"
+    assert cfg.workload.name == "surrogate" and workload.name == "surrogate"
     assert cfg.system.description.startswith("SURROGATE")
     system.setup(tmp_path, workload)
     objective = Objective.for_workload(workload.metrics)

@@ -18,6 +18,7 @@ import pytest
 from omegaconf import DictConfig
 
 from harness.build import make_workload
+from harness.config import workloads_of
 from harness.errors import ConfigError, KnobError, SystemStartError, WorkloadError
 from harness.executor import LocalExecutor
 from harness.objective import Objective
@@ -710,12 +711,12 @@ Compose = Callable[..., DictConfig]
 )
 def test_compose(compose_cfg: Compose, system: str, workloads: set[str], default: str) -> None:
     cfg = compose_cfg(f"system={system}")
-    assert set(cfg.system.workloads) == workloads and cfg.system.default_workload == default
+    assert set(workloads_of(system)) == workloads and cfg.workload.name == default
     from hydra.utils import instantiate
 
     adapter = instantiate(cfg.system.adapter)
     assert adapter.kind == "remote" and adapter.name == system
-    workload = make_workload(cfg, system)
+    workload = make_workload(cfg)
     assert workload.name == default
     cfg30 = compose_cfg(
         f"system={system}",

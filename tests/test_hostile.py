@@ -471,7 +471,7 @@ def test_a_resumed_remote_session_removes_its_folder_on_the_host(
         "budget=3",
         "hosts=loopback",
         "session.name=remote-resume",
-        "system.workloads.pgbench.scale=1",
+        "workload.scale=1",
     )
     env = {**os.environ, **private_sshd.env()}
     proc = start_harness(results, *args, env=env)

@@ -335,7 +335,7 @@ def test_a_finished_postgres_session_leaves_no_process(tmp_path: Path) -> None:
         "budget=2",
         "session.name=pg-clean",
         "workload.duration_s=2",
-        "system.workloads.pgbench.scale=1",
+        "workload.scale=1",
     )
     assert done.returncode == 0, done.stderr
     leftovers = processes_of("pg-clean")

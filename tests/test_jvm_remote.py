@@ -44,7 +44,7 @@ def test_session_over_ssh(
         f"workload={workload}",
         "hosts=loopback",
         f"hosts.common.workdir={remote}",
-        f"system.workloads.{workload}.scale=0.05",
+        "workload.scale=0.05",
         "tuner=lhs",
         "budget=2",
         "session.progress=false",

@@ -123,12 +123,10 @@ def test_expert_settings_are_valid(machine: Machine, knob_set: str) -> None:
 @pytest.mark.parametrize("workload", ["readonly", "readwrite", "tpcc"])
 def test_hydra_config_builds_every_workload(compose_cfg, workload: str) -> None:  # type: ignore[no-untyped-def]
     from hydra.utils import instantiate
-    from omegaconf import OmegaConf
 
     from harness.build import make_workload
 
-    cfg = compose_cfg("system=mysql", "system.adapter.knob_set=30")
-    OmegaConf.update(cfg, "workload.name", workload, force_add=True)
-    driver = make_workload(cfg, "mysql")
+    cfg = compose_cfg("system=mysql", f"workload={workload}", "system.adapter.knob_set=30")
+    driver = make_workload(cfg)
     assert driver.name == workload and driver.metrics
     assert instantiate(cfg.system.adapter).space.dim == 30

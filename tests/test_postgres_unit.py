@@ -126,13 +126,11 @@ def test_expert_settings_are_valid(machine: Machine, knob_set: str) -> None:
 )
 def test_hydra_config_builds_every_workload(compose_cfg, workload: str) -> None:  # type: ignore[no-untyped-def]
     from hydra.utils import instantiate
-    from omegaconf import OmegaConf
 
     from harness.build import make_workload
 
-    cfg = compose_cfg("system=postgres", "workload.duration_s=4")
-    OmegaConf.update(cfg, "workload.name", workload, force_add=True)
-    driver = make_workload(cfg, "postgres")
+    cfg = compose_cfg("system=postgres", f"workload={workload}", "workload.duration_s=4")
+    driver = make_workload(cfg)
     assert driver.name == workload and driver.duration_s == 4 and driver.metrics
     adapter = instantiate(cfg.system.adapter)
     assert adapter.space.dim == 10 and adapter.instance is None

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
 
-from harness.conf import CONFIG_DIR
+from harness import api
+from harness.build import make_workload
 from harness.errors import SystemStartError, WorkloadError, WorkloadTimeout
-from harness.trial import run_test
 from harness.objective import Objective
 from harness.records import Status
+from harness.trial import run_test
 from systems.sqlite import SQLiteOLTP, SQLiteSystem
 
 pytestmark = pytest.mark.integration
@@ -148,11 +148,11 @@ def test_a_broken_pristine_file_is_a_crash(sqlite_rw) -> None:
 
 
 def test_the_hydra_config_builds_the_system_and_both_workloads() -> None:
-    cfg = OmegaConf.load(CONFIG_DIR / "system" / "sqlite.yaml")
-    system = instantiate(cfg.adapter)
+    cfg = api.compose(["system=sqlite"])
+    system = instantiate(cfg.system.adapter)
     assert isinstance(system, SQLiteSystem) and system.space.dim == 10
-    assert cfg.default_workload == "readwrite"
+    assert cfg.workload.name == "readwrite"
     for name in ("readwrite", "readonly"):
-        workload = instantiate(cfg.workloads[name])
+        workload = make_workload(api.compose(["system=sqlite", f"workload={name}"]))
         assert isinstance(workload, SQLiteOLTP) and workload.mix == name
         assert 4.0 <= workload.duration_s <= 5.0

@@ -36,7 +36,7 @@ def _session(
         f"hosts.common.workdir={tmp_path / 'remote'}",
         "tuner=lhs",
         "workload.duration_s=3",
-        "system.workloads.explore.warmup_s=1",
+        "workload.warmup_s=1",
         "session.progress=false",
         "tracking=none",
         f"session.name={name}",

@@ -136,7 +136,7 @@ class YCSBWorkload(Workload):
                 raise ConfigError(
                     f"YCSB not found on load host {load.host}: {path} is missing; unpack the "
                     "YCSB 0.17.0 distribution (ycsb-0.17.0.tar.gz) there, or set "
-                    f"system.workloads.{self.name}.ycsb_dir=<its folder>"
+                    "workload.ycsb_dir=<its folder>"
                 )
         factor = self.replication_factor or min(3, len(cassandra.nodes))
         cassandra.cql(ycsb.create_schema_cql(self.keyspace, factor, self.fieldcount))

@@ -1,5 +1,6 @@
-"""The built-in surrogates: their Hydra configs in ``conf/system/surrogate_*.yaml``, loadable
-without the app (for scripts and benchmarks)."""
+"""The built-in surrogates: their Hydra configs in ``harness/conf/system/surrogate_*.yaml``
+(and their workload in ``harness/conf/workloads/<name>/surrogate.yaml``), loadable without
+the app (for scripts and benchmarks)."""
 
 from __future__ import annotations
 
@@ -28,5 +29,8 @@ def load_builtin(name: str, **adapter_overrides: Any) -> tuple[DatasetSystem, Su
     for key, value in adapter_overrides.items():
         cfg.adapter[key] = value
     system = instantiate(cfg.adapter)
-    workload = instantiate(cfg.workloads[cfg.default_workload])
+    node = OmegaConf.load(CONFIG_DIR / "workloads" / name / "surrogate.yaml")
+    assert isinstance(node, DictConfig)
+    workload = instantiate({k: v for k, v in node.items() if k != "name"})
+    workload.name = str(node.name)
     return system, workload
