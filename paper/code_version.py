@@ -7,8 +7,9 @@ stale numbers back. The digest covers:
 * the tuner's and the system's config files (``harness/conf/tuner/<t>.yaml``,
   ``harness/conf/system/<s>.yaml``) and the main ``config.yaml``;
 * the source of every ``_target_`` they name: its whole package when it lives in a package of
-  its own (``tuners/classytune/``, ``systems/dataset/`` with its data), else its module file;
-  plus, transitively, every module of ``tuners``, ``systems`` and ``paper`` those files import;
+  its own (``classytune/``, ``systems/dataset/`` with its data), else its module file;
+  plus, transitively, every module of ``baselines``, ``classytune``, ``systems`` and ``paper``
+  those files import;
 * every ``.py`` file of the core ``harness/`` package.
 
 Files are read as bytes, so the digest is the same on every machine for the same checkout.
@@ -29,12 +30,14 @@ from harness.conf import CONFIG_DIR
 
 __all__ = ["ROOT", "code_digest", "source_files"]
 
-#: The folder that holds the top-level packages (harness/, tuners/, systems/, paper/).
+#: The folder that holds the top-level packages (harness/, baselines/, systems/, paper/).
 ROOT = Path(__file__).resolve().parents[1]
 #: Top-level packages whose imports are followed (harness/ is digested whole).
-FOLLOWED = ("tuners", "systems", "paper")
+FOLLOWED = ("baselines", "classytune", "systems", "paper")
 #: Packages whose direct subpackages are digested whole (code, knob catalogues, data).
-PACKAGE_ROOTS = ("tuners", "systems")
+PACKAGE_ROOTS = ("baselines", "systems")
+#: Top-level packages digested whole (a tuner package of its own).
+WHOLE_PACKAGES = ("classytune",)
 
 
 def _targets(node: Any) -> Iterator[str]:
@@ -63,16 +66,20 @@ def _module_file(dotted: str) -> Path | None:
 
 
 def _unit(module: Path) -> set[Path]:
-    """What a module brings: its whole package if it is (in) a subpackage of tuners/ or
-    systems/, else the file itself; plus the ``__init__.py`` files above it."""
+    """What a module brings: its whole package if it is in classytune/ or (in) a subpackage
+    of baselines/ or systems/, else the file itself; plus the ``__init__.py`` files above it."""
     rel = module.relative_to(ROOT)
     files = {module}
     for depth in range(1, len(rel.parts)):
         init = ROOT.joinpath(*rel.parts[:depth], "__init__.py")
         if init.is_file():
             files.add(init)
-    if rel.parts[0] in PACKAGE_ROOTS and len(rel.parts) >= 3:
+    package: Path | None = None
+    if rel.parts[0] in WHOLE_PACKAGES:
+        package = ROOT / rel.parts[0]
+    elif rel.parts[0] in PACKAGE_ROOTS and len(rel.parts) >= 3:
         package = ROOT / rel.parts[0] / rel.parts[1]
+    if package is not None:
         files |= {p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     return files
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
+from baselines.sampling import LHSTuner
 from harness import api
 from harness.objective import Objective
 from harness.records import Observation
@@ -27,7 +28,6 @@ from harness.session import SessionResult
 from harness.tuner import Tuner
 from paper.listed import ListTuner
 from systems.sqlite import SQLiteOLTP, SQLiteSystem, worker
-from tuners.sampling import LHSTuner
 
 TIMEOUT_S = 60.0
 

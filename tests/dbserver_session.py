@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from baselines.sampling import LHSTuner
 from harness.api import run_objects
 from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.system import System, Workload
-from tuners.sampling import LHSTuner
 
 
 def short_session(

@@ -96,6 +96,7 @@ def test_single_host_adapters_do_no_io_until_preflight(target: str) -> None:
     system = get_class(target)(executor=executor)  # must not touch the executor
     assert executor.calls == []
     assert isinstance(system, RunsOnHost) and system.executor is executor
+    assert isinstance(system, System)
     with pytest.raises(ExecutorError, match="refused"):
         system.preflight()  # the installation check is where the I/O happens
     assert executor.calls

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from baselines.sampling import LHSTuner
 from harness import api
 from harness.errors import ConfigError
 from harness.records import Observation
@@ -15,7 +16,6 @@ from harness.store import SampleStore
 from harness.store_memory import MemoryStore
 from systems.synthetic import SyntheticSystem
 from systems.synthetic.system import SyntheticWorkload
-from tuners.sampling import LHSTuner
 
 
 def _overrides(tmp_path: Path, *more: str) -> list[str]:
@@ -37,7 +37,7 @@ def test_compose_uses_the_shipped_configs_from_any_folder(
     monkeypatch.chdir(tmp_path)  # no conf/ here: the configs come from the package
     cfg = api.compose(["system=mysql", "workload=readonly", "budget=7"])
     assert cfg.system.name == "mysql" and cfg.workload.name == "readonly" and cfg.budget == 7
-    assert cfg.tuner._target_.startswith("tuners.classytune.")
+    assert cfg.tuner._target_.startswith("classytune.")
 
 
 def test_a_disk_session_and_a_memory_session_measure_the_same_tests(tmp_path: Path) -> None:

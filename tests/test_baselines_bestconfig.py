@@ -7,17 +7,17 @@ import tempfile
 import numpy as np
 import pytest
 
-from harness import api
-from harness.objective import Objective
-from harness.records import Observation, Status
-from systems.synthetic import SyntheticSystem, SyntheticWorkload
-from tuners.bestconfig import (
+from baselines.bestconfig import (
     BestConfigTuner,
     bound,
     choose_maximin,
     dds,
     min_pairwise_sq_distance,
 )
+from harness import api
+from harness.objective import Objective
+from harness.records import Observation, Status
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 
 def _cells(points: np.ndarray, low: np.ndarray, high: np.ndarray, m: int) -> np.ndarray:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from baselines.gpbo import GPBOTuner
 from systems.synthetic import SyntheticSystem
-from tuners.gpbo import GPBOTuner
 
 
 def test_config_round_trips_through_bayes_opt_parameters() -> None:

@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import api
-from systems.synthetic import SyntheticSystem, SyntheticWorkload
-from systems.synthetic.function import response
-from tuners.regression import (
+from baselines.regression import (
     MODELS,
     RegressionTuner,
     holdout_max_relative_error,
     max_relative_error,
 )
+from harness import api
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
+from systems.synthetic.function import response
 
 
 def test_max_relative_error_hand_computed() -> None:

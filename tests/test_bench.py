@@ -170,13 +170,13 @@ def test_code_digest_follows_the_code_a_session_runs(
             "harness/__init__.py": "",
             "harness/loop.py": "LOOP = 1\n",
             "harness/conf/config.yaml": "budget: 100\n",
-            "harness/conf/tuner/t.yaml": "_target_: tuners.mine.Mine\n_partial_: true\n",
+            "harness/conf/tuner/t.yaml": "_target_: baselines.mine.Mine\n_partial_: true\n",
             "harness/conf/system/s.yaml": "adapter:\n  _target_: systems.sim.Sim\n",
-            "tuners/__init__.py": "",
-            "tuners/mine.py": "from tuners.helper import help\nfrom . import shared\n",
-            "tuners/helper.py": "help = 1\n",
-            "tuners/shared.py": "X = 1\n",
-            "tuners/other.py": "Y = 1\n",
+            "baselines/__init__.py": "",
+            "baselines/mine.py": "from baselines.helper import help\nfrom . import shared\n",
+            "baselines/helper.py": "help = 1\n",
+            "baselines/shared.py": "X = 1\n",
+            "baselines/other.py": "Y = 1\n",
             "systems/__init__.py": "",
             "systems/sim/__init__.py": "from systems.sim.model import Sim\n",
             "systems/sim/model.py": "class Sim: ...\n",
@@ -188,13 +188,13 @@ def test_code_digest_follows_the_code_a_session_runs(
     monkeypatch.setattr(code_version, "CONFIG_DIR", tmp_path / "harness" / "conf")
     files = {
         str(p.relative_to(tmp_path))
-        for p in code_version.source_files(["tuners.mine.Mine", "systems.sim.Sim"])
+        for p in code_version.source_files(["baselines.mine.Mine", "systems.sim.Sim"])
     }
     assert files == {
-        "tuners/__init__.py",
-        "tuners/mine.py",
-        "tuners/helper.py",
-        "tuners/shared.py",
+        "baselines/__init__.py",
+        "baselines/mine.py",
+        "baselines/helper.py",
+        "baselines/shared.py",
         "systems/__init__.py",
         "systems/sim/__init__.py",
         "systems/sim/model.py",
@@ -206,12 +206,12 @@ def test_code_digest_follows_the_code_a_session_runs(
         return code_digest("t", "s")
 
     seen = {digest()}
-    for name in ("tuners/other.py", "systems/unrelated/__init__.py"):  # not in the closure
+    for name in ("baselines/other.py", "systems/unrelated/__init__.py"):  # not in the closure
         (tmp_path / name).write_text("# changed\n")
         assert digest() in seen, name
     for name in (
-        "tuners/helper.py",  # imported by the tuner's module
-        "tuners/shared.py",  # a relative import
+        "baselines/helper.py",  # imported by the tuner's module
+        "baselines/shared.py",  # a relative import
         "systems/sim/knobs.yaml",  # data of the system's package
         "harness/loop.py",  # the core
         "harness/conf/tuner/t.yaml",  # the tuner's config

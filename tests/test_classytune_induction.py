@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuners.classytune.induction import (
+from classytune.induction import (
     DEFAULT_BITS,
     dezorder,
     induce,

@@ -10,20 +10,20 @@ import numpy as np
 import pytest
 from hydra.utils import instantiate
 
-from harness.api import compose, run_objects
-from harness.errors import ConfigError
-from harness.space import Knob, Space
-from systems.synthetic import SyntheticSystem, SyntheticWorkload
-from tuners.classytune import ClassyTuneBase, ClassyTunePaper, ClassyTuneRanked
-from tuners.classytune.classifiers import make_classifier, xgboost
-from tuners.classytune.induction import induce_all_pairs
-from tuners.classytune.ranked import (
+from classytune import ClassyTuneBase, ClassyTunePaper, ClassyTuneRanked
+from classytune.classifiers import make_classifier, xgboost
+from classytune.induction import induce_all_pairs
+from classytune.ranked import (
     local_candidates,
     rank_candidates,
     ranked_batch,
     select_new,
     snap_points,
 )
+from harness.api import compose, run_objects
+from harness.errors import ConfigError
+from harness.space import Knob, Space
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 
 def mixed_space() -> Space:
@@ -177,7 +177,7 @@ def test_configs_pick_the_class_and_the_classifier_by_target(
         "decision_tree",
         "{}",
     )
-    target = "tuner.classifier._target_=tuners.classytune.classifiers.random_forest"
+    target = "tuner.classifier._target_=classytune.classifiers.random_forest"
     assert build(target, "+tuner.classifier.max_depth=4").params()["classifier_options"] == (
         '{"max_depth": 4}'
         if name == "classytune_paper"

@@ -5,18 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.errors import ConfigError
-from systems.synthetic import SyntheticSystem
-from tuners.classytune.classifiers import (
+from classytune.classifiers import (
     CLASSIFIERS,
     feature_importances,
     make_classifier,
     predict_better,
     win_score,
 )
-from tuners.classytune.induction import induce_all_pairs
-from tuners.classytune.rules import parse_rules, rule_pairs
-from tuners.classytune.search import allocate, cluster_winners, elbow_k, subspace_bounds
+from classytune.induction import induce_all_pairs
+from classytune.rules import parse_rules, rule_pairs
+from classytune.search import allocate, cluster_winners, elbow_k, subspace_bounds
+from harness.errors import ConfigError
+from systems.synthetic import SyntheticSystem
 
 
 def test_elbow_hand_computed() -> None:

@@ -10,6 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from classytune import ClassyTunePaper, round_sizes
+from classytune.analyze import knob_influence
+from classytune.analyze import main as analyze_main
+from classytune.classifiers import decision_tree, describe, resolve, xgboost
+from classytune.model_io import load_artifacts
 from harness.api import run_objects
 from harness.errors import ConfigError
 from harness.objective import Objective
@@ -17,11 +22,6 @@ from harness.records import Observation, Status
 from harness.space import Knob, Space
 from harness.trial import run_test
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
-from tuners.classytune import ClassyTunePaper, round_sizes
-from tuners.classytune.analyze import knob_influence
-from tuners.classytune.analyze import main as analyze_main
-from tuners.classytune.classifiers import decision_tree, describe, resolve, xgboost
-from tuners.classytune.model_io import load_artifacts
 
 FAST: dict[str, Any] = {"s_factor": 10, "classifier": partial(xgboost, n_estimators=30)}
 

@@ -12,6 +12,7 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from baselines.sampling import LHSTuner
 from harness import api
 from harness.build import make_workload
 from harness.errors import ConfigError
@@ -27,7 +28,6 @@ from systems.dataset import system as system_module
 from systems.dataset.optimum import load_optima
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 from tests.conftest import group_options
-from tuners.sampling import LHSTuner
 
 Compose = Callable[..., DictConfig]
 SURROGATES = [name for name in group_options("system") if name.startswith("surrogate_")]
@@ -45,6 +45,7 @@ def _build(
     cfg = compose(f"system={name}", f"system.adapter.cache_dir={cache}", *overrides)
     system = instantiate(cfg.system.adapter)
     workload = make_workload(cfg)
+    assert isinstance(workload, SurrogateWorkload)
     return system, workload, cfg
 
 

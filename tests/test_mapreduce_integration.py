@@ -63,7 +63,7 @@ def test_jvm_that_cannot_start_is_a_crash(tmp_path: Path) -> None:
 
 
 def test_budget_3_lhs_session(tmp_path: Path) -> None:
-    from tuners.sampling import LHSTuner
+    from baselines.sampling import LHSTuner
 
     system = MapReduceSystem(knob_set="10")  # run_objects sets it up and tears it down
     workload = MapReduceJob(job="join", scale=0.1)

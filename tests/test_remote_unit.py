@@ -13,6 +13,7 @@ from harness.executor import LocalExecutor
 from harness.remote import Cluster, Host, Inventory
 from harness.remote.connect import adapter_kwargs, check_placement
 from harness.remote.ssh import remote_command
+from harness.space import Config
 from harness.system import System
 
 HOSTILE = [
@@ -140,7 +141,7 @@ class _Undeclared(System):
     def __init__(self, executor: object = None) -> None:
         self.executor = executor
 
-    def apply(self, config: dict[str, object]) -> None:
+    def apply(self, config: Config) -> None:
         pass
 
 

@@ -70,7 +70,7 @@ class _Options(TypedDict, total=False):
 def _session(
     tmp_path: Path, tuner: str = "random", budget: int = 20, **options: Unpack[_Options]
 ) -> Session:
-    from tuners.sampling import LHSTuner, RandomTuner
+    from baselines.sampling import LHSTuner, RandomTuner
 
     factory = {"random": RandomTuner, "lhs": LHSTuner}[tuner]
     store = SampleStore(tmp_path / "s")

@@ -57,7 +57,7 @@ def test_driver_memory_below_minimum_is_a_crash_with_cause(spark) -> None:  # ty
 
 
 def test_budget_3_lhs_session(tmp_path: Path) -> None:
-    from tuners.sampling import LHSTuner
+    from baselines.sampling import LHSTuner
 
     system = SparkSystem(knob_set="30")  # run_objects sets it up and tears it down
     workload = SparkJob(job="wordcount", scale=0.05)

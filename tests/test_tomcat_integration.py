@@ -74,7 +74,7 @@ def test_port_in_use_raises_system_start_error(tomcat) -> None:  # type: ignore[
 
 @pytest.mark.slow
 def test_budget_3_lhs_session(tmp_path: Path) -> None:
-    from tuners.sampling import LHSTuner
+    from baselines.sampling import LHSTuner
 
     system = TomcatSystem(knob_set="10")  # run_objects sets it up and tears it down
     workload = WebExploration(duration_s=2, warmup_s=1)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import harness.trial
+from baselines.sampling import LHSTuner
 from harness import api
 from harness.errors import ConfigError
 from harness.machine import Machine
@@ -24,7 +25,6 @@ from harness.utility import (
     rescore,
 )
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
-from tuners.sampling import LHSTuner
 
 METRICS = (
     MetricSpec("tps", "max", "tx/s"),

@@ -85,7 +85,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_holds_the_configs_and_its_own_code(installed: Path, tmp_path: Path) -> None:
     probe = (
-        "import json, harness, harness.conf, tuners, systems, paper; "
+        "import json, harness, harness.conf, baselines, classytune, systems, paper; "
         "print(json.dumps({'harness': harness.__file__, 'conf': str(harness.conf.CONFIG_DIR), "
         "'tuners': sorted(p.stem for p in (harness.conf.CONFIG_DIR / 'tuner').glob('*.yaml'))}))"
     )

@@ -62,8 +62,8 @@ def winners_recognised(
     tree regressor on the same samples recognises it when it predicts a value above the
     pivot's measured score (the paper's regression contrast).
     """
-    from tuners.classytune.classifiers import make_classifier, predict_better
-    from tuners.classytune.induction import induce_against, induce_all_pairs
+    from classytune.classifiers import make_classifier, predict_better
+    from classytune.induction import induce_against, induce_all_pairs
 
     rows = []
     for system, kind, seed, pool in _pools(pools):
@@ -110,7 +110,7 @@ def regression_errors(
     pools: pd.DataFrame, models: Sequence[str] = ("cart", "gbrt", "svr", "rfr"), n_train: int = 100
 ) -> pd.DataFrame:
     """Max relative error on the held-out samples of models trained on ``n_train`` (Fig. 2a)."""
-    from tuners.regression import holdout_max_relative_error
+    from baselines.regression import holdout_max_relative_error
 
     rows = []
     for system, kind, seed, pool in _pools(pools):
@@ -142,7 +142,7 @@ def error_vs_samples(
 ) -> pd.DataFrame:
     """Max relative error as the training set grows (Fig. 2b); the last ``n_test`` samples of
     each pool are the fixed test set."""
-    from tuners.regression import holdout_max_relative_error
+    from baselines.regression import holdout_max_relative_error
 
     rows = []
     for system, kind, seed, pool in _pools(pools):

@@ -81,7 +81,7 @@ def _fig10b(uri: str) -> Tables:
 
 
 def _fig5(uri: str) -> Tables:
-    from tuners.classytune.classifiers import CLASSIFIERS
+    from classytune.classifiers import CLASSIFIERS
 
     return {"fig5": analysis.winners_recognised(_pools(uri), CLASSIFIERS, regressor=True)}
 

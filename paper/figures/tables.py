@@ -95,10 +95,10 @@ def subspace_tables(
 def fig8_tables(uri: str) -> Tables:
     """Fig. 8: per session of experiment ``fig8``, the tests and the subspaces over the knob
     the saved classifier ranks most important (the importance of
-    ``python -m tuners.classytune.analyze``)."""
+    ``python -m classytune.analyze``)."""
+    from classytune.analyze import knob_influence
+    from classytune.model_io import load_artifacts
     from paper.figures.tuners import SUBSPACES
-    from tuners.classytune.analyze import knob_influence
-    from tuners.classytune.model_io import load_artifacts
 
     runs = _sessions(uri, "fig8").drop_duplicates(["system", "seed"])
     all_points, all_boxes = [], []

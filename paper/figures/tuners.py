@@ -1,7 +1,7 @@
 """Tuners that exist only to produce paper figures (used by recipes in ``conf/experiment/``).
 
 * :class:`SubspaceRecordingClassyTune` (Fig. 8): the paper's ClassyTune
-  (:class:`tuners.classytune.ClassyTunePaper`) that also writes every search round's promising
+  (:class:`classytune.ClassyTunePaper`) that also writes every search round's promising
   subspaces (``subspaces.json``) next to its usual artifacts; the stock
   artifacts keep only the mean box width per round.
 * :class:`SweepTuner` (Fig. 1): one knob swept over its range, every other knob at its default.
@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from classytune import ClassyTunePaper
 from harness.errors import ConfigError
 from harness.space import Config, Space
 from harness.tuner import Tuner
-from tuners.classytune import ClassyTunePaper
 
 __all__ = [
     "SUBSPACES",

@@ -1,12 +1,12 @@
 """The comparator both ClassyTune tuners share: induced pairs → a trained comparison classifier.
 
 :class:`Comparator` holds everything that decides how "is setting a better than b?" is learned:
-the induction (:mod:`tuners.classytune.induction`), the classifier factory
-(:mod:`tuners.classytune.classifiers`), how ties are labelled, an optional cap on the number of
-training pairs and the experience rules (:mod:`tuners.classytune.rules`). Its :meth:`fit`
+the induction (:mod:`classytune.induction`), the classifier factory
+(:mod:`classytune.classifiers`), how ties are labelled, an optional cap on the number of
+training pairs and the experience rules (:mod:`classytune.rules`). Its :meth:`fit`
 trains a fresh classifier on every ordered pair of the samples so far. The paper's Algorithm 1
-(:class:`~tuners.classytune.paper_tuner.ClassyTunePaper`) and the ranked search
-(:class:`~tuners.classytune.ranked_tuner.ClassyTuneRanked`) differ only in how they use it.
+(:class:`~classytune.paper_tuner.ClassyTunePaper`) and the ranked search
+(:class:`~classytune.ranked_tuner.ClassyTuneRanked`) differ only in how they use it.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from classytune.classifiers import ClassifierFactory, describe, resolve
+from classytune.induction import DEFAULT_BITS, induce, induce_all_pairs, induced_dim
+from classytune.rules import Rule, parse_rules, rule_pairs
 from harness.errors import ConfigError
 from harness.space import Space
-from tuners.classytune.classifiers import ClassifierFactory, describe, resolve
-from tuners.classytune.induction import DEFAULT_BITS, induce, induce_all_pairs, induced_dim
-from tuners.classytune.rules import Rule, parse_rules, rule_pairs
 
 __all__ = ["Comparator"]
 
@@ -37,9 +37,9 @@ class Comparator:
         bits: bits per value for the z-order induction (<= 26 keeps it exact in float64).
         classifier: a factory ``(seed) -> classifier`` (a config node with ``_target_`` and
             ``_partial_: true``) or a short name from
-            :data:`tuners.classytune.classifiers.CLASSIFIERS`.
+            :data:`classytune.classifiers.CLASSIFIERS`.
         ties: ``skip`` pairs with equal scores (default) or label them ``zero``.
-        rules: experience rules (see :mod:`tuners.classytune.rules`); off when empty.
+        rules: experience rules (see :mod:`classytune.rules`); off when empty.
         rule_samples: base settings drawn per rule (each gives up to two rows).
         max_pairs: train on a random subset of at most this many ordered pairs (None: all).
     """

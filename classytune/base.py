@@ -2,10 +2,10 @@
 
 Round 0 is the initial Latin-hypercube sample (``n_initial`` tests, the default configuration
 included). Every later round retrains the comparator on *all* samples so far
-(:class:`~tuners.classytune.comparator.Comparator`) and asks the subclass for the round's tests
+(:class:`~classytune.comparator.Comparator`) and asks the subclass for the round's tests
 (:meth:`ClassyTuneBase._resample`): the paper's subspaces
-(:class:`~tuners.classytune.paper_tuner.ClassyTunePaper`) or the ranked candidates
-(:class:`~tuners.classytune.ranked_tuner.ClassyTuneRanked`). The answer is always the best
+(:class:`~classytune.paper_tuner.ClassyTunePaper`) or the ranked candidates
+(:class:`~classytune.ranked_tuner.ClassyTuneRanked`). The answer is always the best
 *measured* setting (:meth:`harness.tuner.Tuner.best`).
 
 Failures: comparisons use :meth:`harness.tuner.Tuner.scores`, which imputes a failed, crashed,
@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from classytune.classifiers import ClassifierFactory
+from classytune.comparator import Comparator
+from classytune.model_io import save_artifacts
 from harness.errors import ConfigError
 from harness.space import Space
 from harness.tuner import Tuner
-from tuners.classytune.classifiers import ClassifierFactory
-from tuners.classytune.comparator import Comparator
-from tuners.classytune.model_io import save_artifacts
 
 __all__ = ["ClassyTuneBase", "round_sizes"]
 
@@ -57,7 +57,7 @@ class ClassyTuneBase(Tuner):
             ``n_candidates`` is given.
         n_candidates: a fixed number of candidates.
         induction, bits, classifier, ties, rules, rule_samples, max_pairs: the
-            :class:`~tuners.classytune.comparator.Comparator`'s.
+            :class:`~classytune.comparator.Comparator`'s.
     """
 
     def __init__(

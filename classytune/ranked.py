@@ -1,6 +1,6 @@
 """Ranked resampling: the comparator picks the next tests itself (this project's best mode).
 
-The paper's Algorithm 1 (:mod:`tuners.classytune.search`) uses the comparator only to say
+The paper's Algorithm 1 (:mod:`classytune.search`) uses the comparator only to say
 "wins / loses against the pivot" and then samples blindly (LHS) inside boxes around KMeans
 centres of the winners. With 50-100 samples the comparator is imprecise, so few of those blind
 samples beat the pivot. Ranked resampling keeps the comparator and the induced pairs, but spends
@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from classytune.classifiers import win_score
+from classytune.induction import induce_against
 from harness.sampling import latin_hypercube
 from harness.space import Space
-from tuners.classytune.classifiers import win_score
-from tuners.classytune.induction import induce_against
 
 __all__ = ["local_candidates", "rank_candidates", "ranked_batch", "select_new", "snap_points"]
 

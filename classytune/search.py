@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from classytune.classifiers import predict_better, win_score
+from classytune.induction import induce_against
 from harness.sampling import latin_hypercube
-from tuners.classytune.classifiers import predict_better, win_score
-from tuners.classytune.induction import induce_against
 
 __all__ = [
     "SearchResult",

@@ -11,7 +11,7 @@ A directory written by :func:`save_artifacts` holds:
 * ``samples.csv`` (one row per test: trial, status, score, imputed score, encoded point
   ``u.<knob>`` and value ``config.<knob>``) and ``samples.json`` (the same as arrays).
 
-:func:`load_artifacts` reads it back for :mod:`tuners.classytune.analyze`.
+:func:`load_artifacts` reads it back for :mod:`classytune.analyze`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """ClassyTune's ranked mode (this project's best mode, the default tuner; not in the paper).
 
-The paper's comparator is kept (:mod:`tuners.classytune.comparator`: z-order induced pairs,
+The paper's comparator is kept (:mod:`classytune.comparator`: z-order induced pairs,
 XGBoost), but each round spends its tests on the candidates the comparator ranks highest
-(:func:`tuners.classytune.ranked.ranked_batch`): an LHS set of ``s_factor`` × d plus
+(:func:`classytune.ranked.ranked_batch`): an LHS set of ``s_factor`` × d plus
 ``local_factor`` times as many perturbations of the ``n_elite`` best measured settings, scored
 by their mean win probability against the ``opponents`` best measured settings, a
 ``global_share`` of each round taken from the LHS set alone.
@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from classytune.base import ClassyTuneBase
+from classytune.classifiers import ClassifierFactory, xgboost
+from classytune.induction import DEFAULT_BITS
+from classytune.ranked import ranked_batch
 from harness.errors import ConfigError
 from harness.space import Space
-from tuners.classytune.base import ClassyTuneBase
-from tuners.classytune.classifiers import ClassifierFactory, xgboost
-from tuners.classytune.induction import DEFAULT_BITS
-from tuners.classytune.ranked import ranked_batch
 
 __all__ = ["ClassyTuneRanked"]
 
@@ -39,7 +39,7 @@ RANKED_CLASSIFIER: ClassifierFactory = functools.partial(xgboost, n_estimators=1
 class ClassyTuneRanked(ClassyTuneBase):
     """The comparator ranks candidates; each round tests the best-ranked unmeasured ones.
 
-    Parameters (besides those of :class:`~tuners.classytune.base.ClassyTuneBase`):
+    Parameters (besides those of :class:`~classytune.base.ClassyTuneBase`):
         local_factor: ``local_factor`` × |S| extra candidates perturbing the ``n_elite`` best
             measured settings (``local_dims`` knobs on average moved by a Gaussian step of
             width ``local_scale``, in [0, 1] units).

@@ -1,7 +1,7 @@
-"""Knob influence from a saved ClassyTune model: ``python -m tuners.classytune.analyze <dir>``.
+"""Knob influence from a saved ClassyTune model: ``python -m classytune.analyze <dir>``.
 
 ``<dir>`` is a ClassyTune artifact directory (``results/sessions/<id>/artifacts``, written by
-:meth:`tuners.classytune.ClassyTuneBase.save_artifacts`, so by either ClassyTune tuner) or
+:meth:`classytune.ClassyTuneBase.save_artifacts`, so by either ClassyTune tuner) or
 the session folder holding it.
 
 The analysis is comparison-based, as the paper proposes for model reuse: starting from the best
@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
+from classytune.classifiers import feature_importances, predict_better
+from classytune.induction import induce_against
+from classytune.model_io import Artifacts, load_artifacts
 from harness.errors import HarnessError
-from tuners.classytune.classifiers import feature_importances, predict_better
-from tuners.classytune.induction import induce_against
-from tuners.classytune.model_io import Artifacts, load_artifacts
 
 __all__ = ["KnobInfluence", "format_table", "knob_influence", "main", "plot_influence"]
 
@@ -150,7 +150,7 @@ def plot_influence(rows: list[KnobInfluence], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tuners.classytune.analyze",
+        prog="python -m classytune.analyze",
         description="Knob influence from a saved ClassyTune model.",
     )
     parser.add_argument(

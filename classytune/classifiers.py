@@ -4,11 +4,11 @@ A tuner gets its classifier as a *factory* ``(seed) -> unfitted classifier``, no
 Hydra from a config node::
 
     classifier:
-      _target_: tuners.classytune.classifiers.xgboost
+      _target_: classytune.classifiers.xgboost
       _partial_: true
       n_estimators: 100       # any keyword overrides the factory's default
 
-so ``tuner.classifier._target_=tuners.classytune.classifiers.random_forest`` (options kept) or
+so ``tuner.classifier._target_=classytune.classifiers.random_forest`` (options kept) or
 ``tuner.classifier.n_estimators=50`` work from the command line, and so does the short form
 ``tuner.classifier=decision_tree``: a name from :data:`CLASSIFIERS` stands for that factory
 with its defaults (:func:`resolve`).
@@ -154,7 +154,7 @@ def resolve(classifier: str | ClassifierFactory) -> ClassifierFactory:
         except KeyError:
             raise ValueError(
                 f"unknown classifier {classifier!r}; choose one of {', '.join(CLASSIFIERS)} "
-                "or a factory node (_target_: tuners.classytune.classifiers.<name>, "
+                "or a factory node (_target_: classytune.classifiers.<name>, "
                 "_partial_: true)"
             ) from None
     if not callable(classifier) or hasattr(classifier, "fit"):

@@ -1,7 +1,7 @@
 """ClassyTune as the paper describes it (Zhu & Liu, TCC 2019, Algorithm 1).
 
 After the initial LHS sample, each round trains the shared comparator
-(:mod:`tuners.classytune.comparator`), searches with it (:func:`~tuners.classytune.search.
+(:mod:`classytune.comparator`), searches with it (:func:`~classytune.search.
 find_subspaces`: an LHS set S is compared with the pivot, the predicted winners are clustered
 by KMeans with an elbow k, each centre is bounded by the nearest measured values) and hands out
 an LHS batch inside those promising subspaces. ``rounds=1`` is the paper's one-shot
@@ -10,7 +10,7 @@ an LHS batch inside those promising subspaces. ``rounds=1`` is the paper's one-s
 
 Defaults, chosen with ``scripts/compare_classytune.py`` on the synthetic systems (10 and 30
 knobs, budget 100, seeds 0-9; one factor at a time around the paper mode, table in
-``results/classytune/sweep_synthetic.md``, reasoning in ``tuners/classytune/README.md``):
+``results/classytune/sweep_synthetic.md``, reasoning in ``classytune/README.md``):
 ``initial_fraction=0.5`` (0.3 and 0.7 were worse on both systems), ``s_factor=100``, i.e.
 |S| = 100·d (10 and 300 were worse on both), ``k_max=5``.
 """
@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from classytune.base import ClassyTuneBase
+from classytune.classifiers import ClassifierFactory
+from classytune.induction import DEFAULT_BITS
+from classytune.search import SearchResult, find_subspaces
 from harness.errors import ConfigError
 from harness.space import Space
-from tuners.classytune.base import ClassyTuneBase
-from tuners.classytune.classifiers import ClassifierFactory
-from tuners.classytune.induction import DEFAULT_BITS
-from tuners.classytune.search import SearchResult, find_subspaces
 
 __all__ = ["ClassyTunePaper"]
 
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 class ClassyTunePaper(ClassyTuneBase):
     """The paper's Algorithm 1: winners of the comparator → KMeans → subspaces → LHS in them.
 
-    Parameters (besides those of :class:`~tuners.classytune.base.ClassyTuneBase`):
+    Parameters (besides those of :class:`~classytune.base.ClassyTuneBase`):
         k_max: largest number of clusters the elbow criterion may choose.
         max_winners: keep only the most confident winners (None: all, as in the paper).
         centre: ``mean`` (KMeans centres, the paper) or ``best`` (each cluster's most
@@ -47,7 +47,7 @@ class ClassyTunePaper(ClassyTuneBase):
         include_pivot: also resample the subspace around the pivot (not in the paper).
         dedupe: redraw resampled points that snap onto an already measured setting.
 
-    :attr:`searches` keeps every round's :class:`~tuners.classytune.search.SearchResult`
+    :attr:`searches` keeps every round's :class:`~classytune.search.SearchResult`
     (``paper.figures.tuners.SubspaceRecordingClassyTune`` saves them for Fig. 8).
     """
 
