@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from omegaconf import DictConfig
 
@@ -49,7 +49,9 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictC
     from hydra.core.global_hydra import GlobalHydra
 
     from harness.config import register_configs
+    from harness.validate import check_workload_choices
 
+    check_workload_choices(list(overrides))  # one line, not Hydra's search-path dump
     register_configs()
     if GlobalHydra.instance().is_initialized():  # e.g. called from inside a Hydra app
         return hydra_compose(config_name, overrides=list(overrides))
@@ -133,7 +135,3 @@ def run_objects(
         store="memory",
     )
     return run(session, on_progress=on_progress)
-
-
-#: What :func:`prepare` and :func:`run` accept as ``store``.
-STORES: tuple[Literal["disk", "memory"], ...] = ("disk", "memory")

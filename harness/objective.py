@@ -13,7 +13,7 @@ from typing import Literal
 from harness.errors import ConfigError, WorkloadError
 from harness.system import MetricSpec
 
-__all__ = ["Assessment", "Objective", "assess"]
+__all__ = ["Assessment", "Objective"]
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,3 @@ class Assessment:
     score: float | None
     status: str  # a harness.records.Status value
     message: str = ""
-
-
-def assess(objective: Objective, metrics: Mapping[str, float]) -> Assessment:
-    """Score ``metrics`` under ``objective`` (dispatches to the objective's own rules)."""
-    return objective.assess(metrics)

@@ -19,7 +19,7 @@ from harness.errors import (
     WorkloadError,
     WorkloadTimeout,
 )
-from harness.objective import Objective, assess
+from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.space import Config
 from harness.system import System, Workload
@@ -63,7 +63,7 @@ def run_test(
         metrics = aggregate(runs)
         if repeats > 1:
             extra["runs"] = runs
-        verdict = assess(objective, metrics)
+        verdict = objective.assess(metrics)  # a utility objective adds its own outcomes
         score, status, message = verdict.score, Status(verdict.status), verdict.message
     except SystemStartError as exc:
         status, message = Status.CRASHED, str(exc)

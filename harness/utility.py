@@ -48,7 +48,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness import objective as plain
 from harness.errors import ConfigError, WorkloadError
 from harness.expression import EvaluationError, Expression, parse
 from harness.machine import Machine
@@ -60,7 +59,6 @@ __all__ = [
     "ConstraintMode",
     "InfeasibleError",
     "UtilityObjective",
-    "assess",
     "build_objective",
     "describe",
     "machine_constants",
@@ -192,13 +190,6 @@ class UtilityObjective(Objective):
         return score - cost, f"penalised {cost:.4g} for {what}"
 
 
-def assess(objective: Objective, metrics: Mapping[str, float]) -> Assessment:
-    """Assess one test's metrics under a plain or a utility objective (what the loop calls)."""
-    if isinstance(objective, UtilityObjective):
-        return objective.assess(metrics)
-    return plain.assess(objective, metrics)
-
-
 def machine_constants(machine: Machine) -> dict[str, float]:
     """Named constants from the machine under tune: ``cores``, ``ram_mib``, ``ram_gib``."""
     return {
@@ -306,7 +297,7 @@ def rescore(observations: Iterable[Observation], objective: Objective) -> list[O
         if obs.status in (Status.CRASHED, Status.TIMED_OUT) or not obs.metrics:
             out.append(obs)
             continue
-        verdict = assess(objective, obs.metrics)
+        verdict = objective.assess(obs.metrics)
         out.append(
             dataclasses.replace(
                 obs, score=verdict.score, status=Status(verdict.status), message=verdict.message

@@ -28,7 +28,13 @@ NOT_SOURCE = (".git", ".venv", "results", "build", "dist", "*.egg-info", "__pyca
 
 
 def _run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # a fresh user's environment: no tracking store inherited from other tests (MLflow's
+    # set_tracking_uri exports MLFLOW_TRACKING_URI to the whole process)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("MLFLOW_")
+    }
     return subprocess.run(
         argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
