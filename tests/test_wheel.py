@@ -44,7 +44,8 @@ def _run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complet
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with the wheel installed; returns its bin/ folder."""
     base = tmp_path_factory.mktemp("wheel")
-    # a copy of the sources: building in the checkout would leave build/ and egg-info there
+    # a copy of the sources: building in the checkout would leave build/ and egg-info there;
+    # built in pip's isolated environment, with the setuptools pyproject.toml asks for
     source = base / "src"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCE))
     built = _run(
@@ -55,7 +56,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "wheel",
             str(source),
             "--no-deps",
-            "--no-build-isolation",
             "-q",
             "-w",
             str(base / "dist"),
