@@ -37,6 +37,7 @@ from harness.validate import (
     check_workload_options,
     ensure_results_dir,
     override_key,
+    target_signature,
     validate_session_name,
 )
 
@@ -84,14 +85,8 @@ def make_workload(cfg: DictConfig) -> Workload:
 
 
 def _takes_name(node: dict[str, Any]) -> bool:
-    import inspect
-
-    from hydra.utils import get_class
-
-    try:
-        return "name" in inspect.signature(get_class(str(node.get("_target_")))).parameters
-    except Exception:
-        return False
+    signature = target_signature(node)
+    return signature is not None and "name" in signature.parameters
 
 
 def make_objective(cfg: DictConfig, workload: Workload, constants: dict[str, float]) -> Any:

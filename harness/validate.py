@@ -118,13 +118,21 @@ def check_tuner_options(factory: partial[Any], name: str) -> None:
         )
 
 
-def check_workload_options(node: dict[str, Any], name: str) -> None:
-    """Unknown workload settings (e.g. a typo in ``workload.treads=4``) fail with the list."""
+def target_signature(node: dict[str, Any]) -> inspect.Signature | None:
+    """The signature of a config node's ``_target_`` class, or None if it cannot be
+    resolved (instantiating the node then reports why)."""
     from hydra.utils import get_class
 
     try:
-        signature = inspect.signature(get_class(str(node.get("_target_"))))
-    except Exception:  # an unknown _target_: instantiating reports it
+        return inspect.signature(get_class(str(node.get("_target_"))))
+    except Exception:
+        return None
+
+
+def check_workload_options(node: dict[str, Any], name: str) -> None:
+    """Unknown workload settings (e.g. a typo in ``workload.treads=4``) fail with the list."""
+    signature = target_signature(node)
+    if signature is None:
         return
     if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
         return
