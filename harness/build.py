@@ -119,10 +119,16 @@ def _make_system(cfg: DictConfig) -> System:
         cluster.close()
         raise
     try:
-        return instantiate(cfg.system.adapter, **kwargs)  # type: ignore[no-any-return]
-    except InstantiationException as exc:
+        # Built as a partial and called with the executors: instantiate(**kwargs) would merge
+        # them into the config, and OmegaConf cannot hold a Cluster (a dataclass of executors).
+        make = instantiate(cfg.system.adapter, _partial_=True)
+        return make(**kwargs)  # type: ignore[no-any-return]
+    except HarnessError:
         cluster.close()
-        cause = exc.__cause__
+        raise
+    except (InstantiationException, TypeError, ValueError) as exc:
+        cluster.close()
+        cause = exc.__cause__ if isinstance(exc, InstantiationException) else exc
         if isinstance(cause, HarnessError):
             raise cause from None
         raise ConfigError(

@@ -7,7 +7,9 @@ and Hydra's struct mode still rejects unknown keys on the command line).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -125,16 +127,28 @@ def _options_of(group: str) -> str:
     return ", ".join(sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml")))
 
 
+#: Where ``scripts/setup.sh --full`` installs Java servers and tools from Maven Central (outside
+#: git); ``HARNESS_INSTALLS`` points elsewhere (e.g. for a wheel install, or a shared folder).
+INSTALLS_DIR = CONFIG_DIR.parents[1] / ".installs"
+
+
+def install_dir(name: str) -> str:
+    """The install folder of ``name`` (``${harness_install:cassandra}`` in the configs)."""
+    root = os.environ.get("HARNESS_INSTALLS") or str(INSTALLS_DIR)
+    return str(Path(root).absolute() / name)
+
+
 def register_configs() -> None:
     """Register the schema; ``conf/config.yaml`` lists ``base_config`` first in its defaults,
     so every group option is validated against its typed node at compose time.
 
     Also registers ``${harness_workloads:<system>}`` (the workloads that system offers) and
     ``${harness_options:<group>}`` (a group's options), which ``--help`` uses to list only
-    what applies to the chosen system.
+    what applies to the chosen system, and ``${harness_install:<name>}`` (:func:`install_dir`).
     """
     if not OmegaConf.has_resolver("harness_workloads"):
         OmegaConf.register_new_resolver("harness_workloads", _workloads_of)
         OmegaConf.register_new_resolver("harness_options", _options_of)
+        OmegaConf.register_new_resolver("harness_install", install_dir)
     store = ConfigStore.instance()
     store.store(name="base_config", node=HarnessConfig)

@@ -130,10 +130,14 @@ class LocalExecutor(Executor):
     """Runs commands on this machine with :mod:`subprocess`.
 
     Each command gets its own session (process group) so a timeout kills the command and every
-    child it started (benchmark clients fork workers).
+    child it started (benchmark clients fork workers). ``host`` and ``address`` name one local
+    "host" of an inventory: several nodes of a local ring run on this machine, each serving on
+    its own loopback address (127.0.0.2, 127.0.0.3, ...), the way ccm runs local clusters.
     """
 
-    host = "localhost"
+    def __init__(self, host: str = "localhost", address: str = "127.0.0.1") -> None:
+        self.host = host
+        self.address = address
 
     def run(
         self,

@@ -4,6 +4,7 @@ conditions and the install hints, shared by the local and the over-SSH tests."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 from pathlib import Path
 
@@ -25,3 +26,14 @@ NEEDS_TOMCAT = [
     ),
     NEEDS_JAVAC,
 ]
+
+_INSTALLS = Path(__file__).resolve().parents[1] / ".installs"
+NEEDS_CASSANDRA = pytest.mark.skipif(
+    not (
+        Path(os.environ.get("HARNESS_INSTALLS") or _INSTALLS) / "cassandra" / "bin" / "cassandra"
+    ).exists()
+    or not (
+        Path(os.environ.get("HARNESS_INSTALLS") or _INSTALLS) / "ycsb" / "bin" / "ycsb.sh"
+    ).exists(),
+    reason="Cassandra/YCSB not installed from Maven: bash scripts/setup.sh --full",
+)

@@ -1,12 +1,12 @@
-"""Cassandra adapter without Cassandra: catalogue, renderers, command builders, parsers, lifecycle.
+"""Cassandra 5.0 adapter without a server: catalogue, renderers, command builders, parsers.
 
-Cassandra and YCSB cannot be installed on this machine. The renderers, command builders and
-parsers are tested on text in the real formats (tests/data/cassandra/, see its README). The
-lifecycle tests drive the real adapter code against STAND-INS of bin/cassandra, bin/nodetool,
-bin/cqlsh and YCSB's bin/ycsb.sh (tests/data/cassandra/standin/: shell scripts that fork a
-``sleep`` as "the node", print ``nodetool status`` in the real format and cat canned YCSB output)
-on a fake cluster of LocalExecutors with distinct names and loopback addresses. They test the
-adapter's orchestration, never Cassandra itself.
+Everything here is pure or touches only temporary files; no test starts Cassandra, YCSB or any
+other server, so the file runs in seconds on any machine. The renderers are tested on copies of
+our install's JVM option files, the parsers on outputs in the real formats
+(tests/data/cassandra/, see its README). The adapter's lifecycle against a real Cassandra 5.0.9
+and YCSB (setup, load, snapshot, reset, a local ring, faults) is tested in
+tests/test_cassandra_real.py; the heap rule, port checks, local hosts and the catalogue check
+against the installed jar in tests/test_cassandra_support_unit.py.
 """
 
 from __future__ import annotations
@@ -23,15 +23,16 @@ import yaml
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from harness.errors import ConfigError, SystemStartError, WorkloadError, WorkloadTimeout
+from harness.config import install_dir
+from harness.errors import ConfigError, WorkloadError, WorkloadTimeout
 from harness.executor import LocalExecutor
 from harness.remote.cluster import Cluster
 from harness.space import Config, load_catalogue
-from systems.cassandra import CassandraSystem, YCSBWorkload, commands, render, ycsb
+from systems.cassandra import CassandraSystem, YCSBWorkload, commands, heap, render, ycsb
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data" / "cassandra"
-STANDIN = DATA / "standin"
+LAYOUT_CONF = ROOT / "systems" / "cassandra" / "java" / "server" / "layout" / "conf"
 ARFF = ROOT / "systems" / "dataset" / "data" / "bestconf" / "cassandra_cassandraYcsba.arff"
 
 
@@ -69,6 +70,7 @@ def test_catalogue_sets_and_bestconfig_names() -> None:
     sets = {name: set(load_catalogue(render.CATALOGUE, name).names) for name in ("10", "28", "30")}
     assert {k: len(v) for k, v in sets.items()} == {"10": 10, "28": 28, "30": 30}
     assert sets["10"] < sets["28"] < sets["30"] < all_knobs
+    assert sets["30"] - sets["28"] == {"jvm.heap_mb", "jvm.gc"}  # no jvm.young_mb in 5.0
     recorded = [
         line.split()[1]
         for line in ARFF.read_text().splitlines()
@@ -80,9 +82,11 @@ def test_catalogue_sets_and_bestconfig_names() -> None:
     assert set(targets) == {k for k in all_knobs if not k.startswith("jvm.")}
     space = render.full_catalogue()
     assert space.validate(space.default()) == space.default()
+    assert space["jvm.gc"].values == ("G1", "ZGC") and space["jvm.gc"].default == "G1"
 
 
-def test_yaml_values_carry_41_units() -> None:
+def test_yaml_values_carry_unit_suffixes() -> None:
+    """The unit-suffixed values of cassandra.yaml (the style of 4.1 and later, so of 5.0)."""
     targets = render.yaml_targets()
     value = render.yaml_value
     assert value(200, targets["stream_throughput_outbound_megabits_per_sec"]) == "24414KiB/s"
@@ -96,7 +100,8 @@ def test_yaml_values_carry_41_units() -> None:
 
 
 # -- cassandra.yaml ----------------------------------------------------------------------------
-def test_every_knob_is_written_once_at_its_41_key() -> None:
+def test_every_knob_is_written_once_at_its_5_0_key() -> None:
+    """Each knob lands once at its 5.0 key (the names 4.1 introduced), never at the old alias."""
     config = odd_config()
     text = render.render_cassandra_yaml(render.TEMPLATE.read_text(), config, layout())
     tree = yaml.safe_load(text)
@@ -112,7 +117,9 @@ def test_every_knob_is_written_once_at_its_41_key() -> None:
             assert name not in tree  # the old-style alias is never written
 
 
-def test_default_render_keeps_the_41_defaults() -> None:
+def test_default_render_keeps_the_template_defaults() -> None:
+    """The default configuration renders the 5.0 base template's own values."""
+    assert render.TEMPLATE.name == "cassandra-5.0.base.yaml"
     space = render.full_catalogue()
     tree = yaml.safe_load(
         render.render_cassandra_yaml(render.TEMPLATE.read_text(), space.default(), layout())
@@ -120,14 +127,18 @@ def test_default_render_keeps_the_41_defaults() -> None:
     base = yaml.safe_load(render.TEMPLATE.read_text())
     for key in (
         "concurrent_writes",
+        "concurrent_reads",
         "commitlog_segment_size",
         "write_request_timeout",
+        "read_request_timeout",
         "commitlog_sync_period",
         "column_index_size",
         "compaction_throughput",
+        "index_summary_resize_interval",
+        "memtable_allocation_type",
     ):
         assert tree[key] == base[key], key
-    assert tree["stream_throughput_outbound"] == "24414KiB/s"  # 4.1's 24MiB/s, in KiB/s
+    assert tree["stream_throughput_outbound"] == "24414KiB/s"  # Cassandra's 24MiB/s, in KiB/s
 
 
 def test_node_keys_are_set_per_node() -> None:
@@ -208,51 +219,97 @@ def active(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip().startswith("-")]
 
 
-@pytest.mark.parametrize("gc", ["CMS", "G1"])
+@pytest.mark.parametrize("name", ["jvm-server.options", "jvm17-server.options"])
+def test_jvm_fixtures_are_copies_of_our_layout(name: str) -> None:
+    """The fixtures are what scripts/setup.sh installs into .installs/cassandra/conf."""
+    assert fixture(name) == (LAYOUT_CONF / name).read_text(), f"copy {LAYOUT_CONF / name} again"
+
+
+@pytest.mark.parametrize("gc", ["G1", "ZGC"])
 def test_jvm_options_heap_and_collector(gc: str) -> None:
-    config = {
-        **render.full_catalogue().default(),
-        "jvm.gc": gc,
-        "jvm.heap_mb": 4096,
-        "jvm.young_mb": 512,
-    }
-    server = render.render_jvm_server_options(fixture("jvm-server.options"), config)
+    config = {**render.full_catalogue().default(), "jvm.gc": gc, "jvm.heap_mb": 4096}
+    original = fixture("jvm-server.options")
+    server = render.render_jvm_server_options(original, config)
     flags = active(server)
     assert flags.count("-Xms4096M") == 1 and flags.count("-Xmx4096M") == 1
-    assert ("-Xmn512M" in flags) == (gc == "CMS")
-    assert sum(f.startswith("-Xm") for f in flags) == (3 if gc == "CMS" else 2)
-    assert set(active(fixture("jvm-server.options"))) <= set(flags)  # nothing else lost
-    gc_text = render.render_jvm_gc_options(fixture("jvm11-server.options"), config)
+    assert not any(f.startswith("-Xmn") for f in flags)  # G1 and ZGC size the young gen
+    assert sum(f.startswith("-Xm") for f in flags) == 2
+    assert set(active(original)) <= set(flags)  # nothing else lost
+    assert "-XX:+ExitOnOutOfMemoryError" in flags
+    # An install's own heap lines (e.g. a 4.1-style -Xmn) are switched off, not kept.
+    legacy = render.render_jvm_server_options(original + "-Xms1G\n-Xmx1G\n-Xmn800M\n", config)
+    assert [f for f in active(legacy) if f.startswith("-Xm")] == ["-Xms4096M", "-Xmx4096M"]
+    assert "#harness-off# -Xmn800M" in legacy
+
+    collector = fixture("jvm17-server.options")
+    gc_text = render.render_jvm_gc_options(collector, config)
     gc_flags = active(gc_text)
     selectors = [f for f in gc_flags if f.endswith("GC") and f.startswith("-XX:+Use")]
-    assert selectors == ["-XX:+UseConcMarkSweepGC" if gc == "CMS" else "-XX:+UseG1GC"]
-    assert any(f.startswith("-XX:+CMS") or f.startswith("-XX:CMS") for f in gc_flags) == (
-        gc == "CMS"
-    )
-    assert "--add-exports java.base/jdk.internal.misc=ALL-UNNAMED" in gc_flags  # JPMS kept
-    assert "#harness-off# -XX:+UseConcMarkSweepGC" in gc_text
-    # Rendering from an already-rendered file gives the same file (no second block).
+    assert selectors == ["-XX:+UseG1GC" if gc == "G1" else "-XX:+UseZGC"]
+    # Exactly the chosen collector's flags, once each: no G1 tuning lingers under ZGC.
+    managed = [f for f in gc_flags if render.GC_LINE.match(f)]
+    assert managed == list(render.GC_FLAGS[gc])
+    assert any("G1" in f for f in gc_flags) == (gc == "G1")
+    jpms = [f for f in active(collector) if not render.GC_LINE.match(f)]
+    assert "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED" in jpms
+    assert "-Djdk.attach.allowAttachSelf=true" in jpms
+    assert [f for f in gc_flags if not render.GC_LINE.match(f)] == jpms  # JPMS lines kept
+    assert "#harness-off# -XX:+UseG1GC" in gc_text
+    # Rendering from an already-rendered file gives the same file (no second block), and
+    # switching collectors from it gives what the install's file gives.
     assert render.render_jvm_gc_options(gc_text, config) == gc_text
     assert render.render_jvm_server_options(server, config) == server
+    assert gc_text.count(render.JVM_MARKER) == server.count(render.JVM_MARKER) == 1
+    other = {**config, "jvm.gc": "ZGC" if gc == "G1" else "G1"}
+    assert render.render_jvm_gc_options(gc_text, other) == render.render_jvm_gc_options(
+        collector, other
+    )
+
+
+def test_unknown_collector_and_removed_young_gen_knob() -> None:
+    config = {**render.full_catalogue().default(), "jvm.gc": "CMS"}
+    with pytest.raises(ConfigError, match=r"^jvm\.gc 'CMS': use one of G1, ZGC$"):
+        render.render_jvm_gc_options(fixture("jvm17-server.options"), config)
+    assert "jvm.young_mb" not in render.full_catalogue()
+    assert render.heap_flags({"jvm.heap_mb": 2048, "jvm.young_mb": 512}) == [
+        "-Xms2048M",
+        "-Xmx2048M",
+    ]
 
 
 # -- command builders and validation -----------------------------------------------------------
 def test_start_command_is_an_argument_list() -> None:
     paths = commands.NodePaths("/srv/c/node1")
     argv = commands.start_command(
-        "/opt/cassandra", paths, "/usr/lib/jvm/java-11", "-Dcassandra.ring_delay_ms=1000 -Da=b"
+        "/opt/cassandra",
+        paths,
+        "/usr/lib/jvm/java-17",
+        "-Dcassandra.ring_delay_ms=1000 -Da=b",
+        jmx_port=7201,
     )
-    assert argv[:4] == [
+    assert argv == [
         "sh",
         "-c",
         'exec "$@" > "$0" 2>&1 < /dev/null',
         "/srv/c/node1/logs/stdout.log",
+        "env",
+        "CASSANDRA_HOME=/opt/cassandra",
+        "CASSANDRA_CONF=/srv/c/node1/conf",
+        "CASSANDRA_LOG_DIR=/srv/c/node1/logs",
+        "JAVA_HOME=/usr/lib/jvm/java-17",
+        "JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=1000 -Da=b",  # one argument
+        "JMX_PORT=7201",
+        "CASSANDRA_LOCK_MEMORY=no",
+        "/opt/cassandra/bin/cassandra",
+        "-p",
+        "/srv/c/node1/cassandra.pid",
     ]
-    assert argv[4] == "env" and "CASSANDRA_CONF=/srv/c/node1/conf" in argv
-    assert "JVM_EXTRA_OPTS=-Dcassandra.ring_delay_ms=1000 -Da=b" in argv  # one argument
-    assert argv[-3:] == ["/opt/cassandra/bin/cassandra", "-p", "/srv/c/node1/cassandra.pid"]
+    for bad in ("-Da=$(id)", "-Da=*", "-XX:OnOutOfMemoryError=reboot", "notanoption"):
+        with pytest.raises(ConfigError, match="extra_jvm_opts"):
+            commands.start_command("/opt/cassandra", paths, extra_jvm_opts=bad)
     tool = commands.nodetool_command("/opt/cassandra", paths, "status", jmx_port=7299)
     assert tool[-6:] == ["/opt/cassandra/bin/nodetool", "-h", "127.0.0.1", "-p", "7299", "status"]
+    assert "CASSANDRA_CONF=/srv/c/node1/conf" in tool
     assert commands.reset_commands(paths)[-1] == [
         "cp",
         "-a",
@@ -284,7 +341,7 @@ def test_unsafe_paths_are_refused(bad: str) -> None:
 def test_unsafe_hosts_are_refused(bad: str) -> None:
     with pytest.raises(ConfigError):
         commands.check_host(bad, "address")
-    node = NodeExecutor("n1", bad)
+    node = LocalExecutor("n1", bad)
     with pytest.raises(ConfigError, match="address of SUT host n1"):
         CassandraSystem(cluster=Cluster((node,), node))
 
@@ -297,11 +354,11 @@ def test_ycsb_arguments_survive_its_word_splitting_or_are_refused() -> None:
         "workloads/workloada",
         {"hosts": "10.0.0.1,10.0.0.2", "maxexecutiontime": 60},
         16,
-        java_home="/usr/lib/jvm/java-11",
+        java_home="/usr/lib/jvm/java-17",
     )
     assert argv == [
         "env",
-        "JAVA_HOME=/usr/lib/jvm/java-11",
+        "JAVA_HOME=/usr/lib/jvm/java-17",
         "/opt/ycsb/bin/ycsb.sh",
         "run",
         "cassandra-cql",
@@ -324,16 +381,26 @@ def test_ycsb_arguments_survive_its_word_splitting_or_are_refused() -> None:
         YCSBWorkload(properties={"cassandra.username": "two words"})
     with pytest.raises(ConfigError, match="keyspace"):
         YCSBWorkload(keyspace="ycsb; DROP KEYSPACE x")
+    with pytest.raises(ConfigError, match="client_jvm_opts"):
+        YCSBWorkload(client_jvm_opts="-XX:+UseSerialGC -Dx=$(id)")
 
 
-def test_cql_with_shell_syntax_reaches_cqlsh_verbatim(tmp_path: Path) -> None:
-    """A statement full of shell syntax is one argument: the stand-in cqlsh logs it unchanged."""
-    install = make_install(tmp_path)
-    statement = "SELECT * FROM ks.t WHERE k = 'it''s $(id) `x` ; * | rm -rf /';"
-    argv = commands.cqlsh_command(str(install), "127.0.0.1", 9042, statement)
-    assert argv[-2:] == ["-e", statement]
-    LocalExecutor().run(argv)
-    assert (install / "cql.log").read_text() == statement + "\n"
+def test_workload_commands_carry_the_cluster_and_the_client_jvm_options() -> None:
+    nodes = (LocalExecutor("node1", "127.0.0.2"), LocalExecutor("node2", "127.0.0.3"))
+    system = CassandraSystem(cluster=Cluster(nodes, LocalExecutor()), heap_mb=1024)
+    workload = YCSBWorkload(ycsb_dir="/opt/ycsb/", threads=8, recordcount=5000)
+    run = workload.command(system, "run", 9.2)
+    assert run[:2] == ["env", "JAVA_OPTS=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"]
+    assert run[2:4] == ["/opt/ycsb/bin/ycsb.sh", "run"]
+    assert "hosts=127.0.0.2,127.0.0.3" in run and "maxexecutiontime=10" in run
+    assert "cassandra.writeconsistencylevel=ONE" in run and run[-3:] == ["-threads", "8", "-s"]
+    load = workload.command(system, "load")
+    assert "cassandra.writeconsistencylevel=ALL" in load and "recordcount=5000" in load
+    assert not any(arg.startswith(("maxexecutiontime=", "operationcount=")) for arg in load)
+    plain = YCSBWorkload(client_jvm_opts="").command(system, "run", 5)
+    assert plain[0].endswith("/bin/ycsb.sh")  # no env at all without options or java_home
+    with pytest.raises(ConfigError, match="only on the cassandra system"):
+        workload.command(object(), "run")  # type: ignore[arg-type]
 
 
 def test_schema_cql() -> None:
@@ -371,6 +438,8 @@ def test_start_failure_markers() -> None:
         "ERROR [main] CassandraDaemon.java:911 - Exception encountered during startup"
     )
     assert commands.start_failure(log.splitlines()[0]) is None
+    jvm = "Unrecognized VM option 'UseConcMarkSweepGC'\nError: Could not create the Java VM"
+    assert commands.start_failure(jvm) == "Unrecognized VM option 'UseConcMarkSweepGC'"
 
 
 # -- YCSB output -------------------------------------------------------------------------------
@@ -415,180 +484,96 @@ def test_ycsb_parser_on_a_load_phase() -> None:
     assert not math.isnan(metrics["latency_p95_ms"])
 
 
-# -- lifecycle against stand-ins ---------------------------------------------------------------
-class NodeExecutor(LocalExecutor):
-    """A LocalExecutor posing as a separate host (own name and address)."""
-
-    def __init__(self, host: str, address: str) -> None:
-        self.host = host
-        self.address = address
-
-
-def make_install(tmp_path: Path, fail: bool = False) -> Path:
-    install = tmp_path / "cassandra-standin"
-    shutil.copytree(STANDIN / "cassandra", install)
-    conf = install / "conf"
-    conf.mkdir()
-    (conf / "cassandra-env.sh").write_text("# stand-in\n")
-    (conf / "logback.xml").write_text("<configuration/>\n")
-    for name in ("jvm-server.options", "jvm11-server.options"):
-        shutil.copy(DATA / name, conf / name)
-    if fail:
-        (install / "FAIL_START").write_text("")
-    return install
-
-
-def make_ycsb(tmp_path: Path) -> Path:
-    home = tmp_path / "ycsb-standin"
-    shutil.copytree(STANDIN / "ycsb", home)
-    (home / "cassandra-binding").mkdir()
-    (home / "workloads").mkdir()
-    (home / "workloads" / "workloada").write_text("workload=site.ycsb.workloads.CoreWorkload\n")
-    shutil.copy(DATA / "ycsb_load.txt", home / "out-load.txt")
-    shutil.copy(DATA / "ycsb_run_workloada.txt", home / "out-run.txt")
-    return home
-
-
-def two_nodes() -> Cluster:
+# -- installs and time limits (temporary files only, nothing is started) ----------------------
+def ring_of_two() -> Cluster:
+    """Two SUT "hosts" and a load host of a local ring (this machine on loopback addresses)."""
     return Cluster(
-        (NodeExecutor("node1", "127.0.0.1"), NodeExecutor("node2", "127.0.0.2")),
-        NodeExecutor("loadgen", "127.0.0.3"),
+        (LocalExecutor("node1", "127.0.0.2"), LocalExecutor("node2", "127.0.0.3")),
+        LocalExecutor("loadgen", "127.0.0.1"),
     )
 
 
-def live_pids(system: CassandraSystem) -> list[int]:
-    pids = [system._pid(i) for i in range(len(system.paths))]
-    return [p for i, p in enumerate(pids) if p is not None and system._alive(i, p)]
-
-
-def test_lifecycle_on_two_standin_nodes(tmp_path: Path) -> None:
-    install, home = make_install(tmp_path), make_ycsb(tmp_path)
+def test_missing_installs_name_host_path_and_the_fix(tmp_path: Path) -> None:
     system = CassandraSystem(
-        install_dir=str(install),
-        cluster=two_nodes(),
-        poll_s=0.05,
-        stop_timeout_s=5,
-        setup_timeout_s=30,
+        install_dir=str(tmp_path / "nowhere"), cluster=ring_of_two(), heap_mb=1024
     )
-    workload = YCSBWorkload(ycsb_dir=str(home), recordcount=100000, duration_s=5, warmup_s=0)
-    try:
-        system.setup(tmp_path / "work", workload)
-        assert live_pids(system) == []  # drained, stopped and snapshotted
-        assert "'replication_factor': 2" in (install / "cql.log").read_text()
-        load_args = (home / "args-load.txt").read_text()
-        assert "hosts=127.0.0.1,127.0.0.2" in load_args
-        assert "cassandra.writeconsistencylevel=ALL" in load_args
-        assert (install / "nodetool.log").read_text().split("\n")[:4] == [
-            "127.0.0.1 flush",
-            "127.0.0.1 drain",
-            "127.0.0.2 flush",
-            "127.0.0.2 drain",
-        ]
-        node2 = Path(system.paths[1].base)
-        assert node2.parent == (tmp_path / "work" / "cassandra").absolute()
-        (Path(system.paths[0].pristine) / "marker").write_text("loaded")
-
-        system.reset()
-        assert (Path(system.paths[0].data) / "marker").read_text() == "loaded"
-        config: Config = {"concurrent_writes": 64, "commitlog_segment_size_in_mb": 16}
-        system.apply(config)
-        tree = yaml.safe_load((node2 / "conf" / "cassandra.yaml").read_text())
-        assert (tree["listen_address"], tree["concurrent_writes"]) == ("127.0.0.2", 64)
-        assert tree["seed_provider"][0]["parameters"][0]["seeds"] == "127.0.0.1"
-        assert tree["commitlog_segment_size"] == "16MiB"
-        assert "-Xmx8192M" in active((node2 / "conf" / "jvm-server.options").read_text())
-        assert (node2 / "conf" / "logback.xml").exists()  # the rest of the install's conf
-
-        system.space = system.space.with_overrides({"key_cache_size_in_mb": {"max": 8192}})
-        system.apply({**config, "key_cache_size_in_mb": 6000})  # beyond the catalogue's max
-        tree = yaml.safe_load((node2 / "conf" / "cassandra.yaml").read_text())
-        assert tree["key_cache_size"] == "6000MiB"
-
-        system.start(30)
-        assert len(live_pids(system)) == 2
-        ring = [line.split()[0] for line in (install / "ring").read_text().splitlines()]
-        assert ring[-2:] == ["127.0.0.1", "127.0.0.2"]  # the seed started first
-        metrics = workload.run(system, timeout_s=30)
-        assert metrics == ycsb.ycsb_metrics(fixture("ycsb_run_workloada.txt"))
-        run_args = (home / "args-run.txt").read_text()
-        assert "maxexecutiontime=5" in run_args and "-threads 32" in run_args
-
-        (Path(system.paths[0].data) / "junk").write_text("written by a test")
-        system.reset()  # stops the nodes and restores the snapshot
-        assert live_pids(system) == []
-        assert not (Path(system.paths[0].data) / "junk").exists()
-        assert (Path(system.paths[0].data) / "marker").exists()
-    finally:
-        system.teardown()
-    assert live_pids(system) == []
-    assert not Path(system.paths[0].pristine).exists()
-    assert Path(system.paths[0].logs).exists()
-
-
-def test_a_node_that_fails_to_start_raises_with_its_log_tail(tmp_path: Path) -> None:
-    node = NodeExecutor("node1", "127.0.0.1")
-    system = CassandraSystem(
-        install_dir=str(make_install(tmp_path, fail=True)),
-        cluster=Cluster((node,), node),
-        poll_s=0.05,
-        stop_timeout_s=5,
-        setup_timeout_s=20,
-    )
-    try:
-        with pytest.raises(
-            SystemStartError, match=r"host node1 did not start: .*Exception encountered"
-        ) as err:
-            system.setup(tmp_path / "work", YCSBWorkload(ycsb_dir=str(make_ycsb(tmp_path))))
-        assert "Invalid yaml (stand-in)" in err.value.log_tail
-        assert "system.log" in err.value.log_tail
-        assert live_pids(system) == []
-    finally:
-        system.teardown()
-
-
-def test_missing_installs_name_host_path_and_key(tmp_path: Path) -> None:
-    cluster = two_nodes()
-    system = CassandraSystem(install_dir=str(tmp_path / "nowhere"), cluster=cluster)
     with pytest.raises(ConfigError) as err:
-        system.setup(tmp_path / "work", YCSBWorkload())
+        system.setup(tmp_path / "work", YCSBWorkload())  # fails before anything is started
     message = str(err.value)
-    assert "host node1" in message and f"{tmp_path}/nowhere/bin/cassandra" in message
-    assert "system.adapter.install_dir" in message
+    assert "Cassandra not found on host node1" in message
+    assert f"{tmp_path}/nowhere/bin/cassandra is missing" in message
+    assert "scripts/setup.sh --full" in message and "system.adapter.install_dir" in message
+    assert "\n" not in message and not (tmp_path / "work").exists()
+
+    # An install of 4.1's layout without a collector options file of 5.0.
+    partial = tmp_path / "partial"
+    for folder in ("bin", "conf", "lib"):
+        (partial / folder).mkdir(parents=True)
+    for name in ("bin/cassandra", "bin/nodetool", "conf/jvm-server.options"):
+        (partial / name).write_text("")
+    system = CassandraSystem(install_dir=str(partial), cluster=ring_of_two(), heap_mb=1024)
+    with pytest.raises(ConfigError, match=r"^host node1: .* has neither jvm17-server\.options"):
+        system.check_installed()
+    (partial / "conf" / "jvm17-server.options").write_text("")
     system = CassandraSystem(
-        install_dir=str(make_install(tmp_path)),
-        cluster=cluster,
-        poll_s=0.05,
-        stop_timeout_s=5,
-        setup_timeout_s=20,
+        install_dir=str(partial), cluster=ring_of_two(), heap_mb=1024, java_home="/no/jdk"
     )
-    try:
-        with pytest.raises(
-            ConfigError,
-            match=r"YCSB not found on load host loadgen: .*"
-            r"workload\.ycsb_dir",
-        ):
-            system.setup(tmp_path / "work", YCSBWorkload(ycsb_dir=str(tmp_path / "no-ycsb")))
-        assert live_pids(system) == []  # the nodes started for setup were stopped again
-    finally:
-        system.teardown()
+    with pytest.raises(ConfigError, match=r"^java not found on host node1: .*java_home="):
+        system.check_installed()
+
+    # A complete Cassandra (the real install if there is one) but no YCSB on the load host:
+    # prepare() checks the load host before it runs anything.
+    real = Path(install_dir("cassandra"))
+    if (real / "bin" / "cassandra").exists() and shutil.which("java"):
+        system = CassandraSystem(install_dir=str(real), cluster=ring_of_two(), heap_mb=1024)
+        system.check_installed()  # only looks at files
+    with pytest.raises(
+        ConfigError,
+        match=r"^YCSB not found on load host loadgen: \S*/no-ycsb/bin/ycsb\.sh is missing; "
+        r".*scripts/setup\.sh --full.*workload\.ycsb_dir=",
+    ):
+        YCSBWorkload(ycsb_dir=str(tmp_path / "no-ycsb")).prepare(system, tmp_path / "work")
 
 
 def test_ycsb_past_its_time_limit_is_a_workload_timeout(tmp_path: Path) -> None:
-    home = make_ycsb(tmp_path)
-    (home / "bin" / "ycsb.sh").write_text("#!/bin/sh\nsleep 30\n")
-    system = CassandraSystem(cluster=Cluster.local())
+    home = tmp_path / "ycsb"
+    (home / "bin").mkdir(parents=True)
+    script = home / "bin" / "ycsb.sh"
+    script.write_text("#!/bin/sh\nsleep 30\n")  # a child of the script: killed with its group
+    script.chmod(0o755)
+    system = CassandraSystem(cluster=Cluster.local(), heap_mb=1024)
     workload = YCSBWorkload(ycsb_dir=str(home), duration_s=1, warmup_s=0, startup_slack_s=0.5)
     with pytest.raises(WorkloadTimeout, match=r"exceeded 1\.5s .*killed"):
         workload.run(system, timeout_s=None)
 
 
 # -- configuration -----------------------------------------------------------------------------
-def test_cassandra_composes_with_its_workload(compose_cfg: Callable[..., DictConfig]) -> None:
+@pytest.mark.parametrize("own_installs", [False, True])
+def test_cassandra_composes_with_its_workload(
+    compose_cfg: Callable[..., DictConfig],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    own_installs: bool,
+) -> None:
+    """install_dir and ycsb_dir are <HARNESS_INSTALLS, else the repo's .installs>/<name>."""
+    if own_installs:
+        monkeypatch.setenv("HARNESS_INSTALLS", str(tmp_path / "shared"))
+        root = tmp_path / "shared"
+    else:
+        monkeypatch.delenv("HARNESS_INSTALLS", raising=False)
+        root = ROOT / ".installs"
     cfg = compose_cfg("system=cassandra", "system.adapter.knob_set=28")
     assert cfg.workload.name == "ycsb_a" and cfg.workload.duration_s == 60
-    assert cfg.system.adapter.install_dir == "/opt/cassandra"
-    system = instantiate(cfg.system.adapter)
+    assert cfg.system.adapter.install_dir == str(root / "cassandra")
+    assert cfg.workload.ycsb_dir == str(root / "ycsb")
+    assert cfg.system.adapter.heap_mb is None and cfg.system.adapter.lock_memory is False
+    system = instantiate(cfg.system.adapter)  # reads this machine's /proc/meminfo for the heap
     assert system.space.dim == 28 and system.kind == "remote"
+    assert system.install_dir == str(root / "cassandra")
+    meminfo = Path("/proc/meminfo").read_text().split()
+    ram_mib = int(meminfo[meminfo.index("MemTotal:") + 1]) // 1024
+    assert system.heap_mb == heap.auto_heap_mb(ram_mib)
+    assert system.catalogue["jvm.heap_mb"].default == min(max(system.heap_mb, 1024), 31744)
 
 
 @pytest.mark.slow

@@ -29,10 +29,18 @@ log = logging.getLogger(__name__)
 
 def connect_inventory(inventory: Inventory) -> Cluster:
     """An SSH executor per host, each reached once now so that a dead host, a refused key or
-    an unknown host key stops the session before its first test (one line, host named)."""
-    executors = {host.name: SSHExecutor(host) for host in inventory.hosts}
+    an unknown host key stops the session before its first test (one line, host named); a
+    ``connection: local`` host is this machine on its own loopback address."""
+    executors: dict[str, Executor] = {
+        host.name: LocalExecutor(host.name, host.address)
+        if host.connection == "local"
+        else SSHExecutor(host)
+        for host in inventory.hosts
+    }
     try:
         for name, executor in executors.items():
+            if not isinstance(executor, SSHExecutor):
+                continue
             round_trip = executor.check_reachable()
             log.info(
                 "host %s (%s) reachable, round trip %.2fs", name, executor.spec.target, round_trip

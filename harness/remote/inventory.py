@@ -12,6 +12,7 @@ that later enters a shell command on a host (address, user, paths) is validated 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,15 +20,23 @@ from typing import Any
 
 from harness.errors import ConfigError
 
-__all__ = ["ROLES", "Host", "Inventory"]
+__all__ = ["CONNECTIONS", "ROLES", "Host", "Inventory"]
 
 ROLES = ("sut", "load")
+CONNECTIONS = ("ssh", "local")
 # RFC 1123 host names and IPv4/IPv6 literals; nothing a shell would interpret.
 _ADDRESS = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.\-:]*[A-Za-z0-9])?$")
 _USER = re.compile(r"^[a-z_][a-z0-9_.\-]*$")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _PATH = re.compile(r"^/[A-Za-z0-9_./\-]*$")
 _SECRET_KEYS = {"password", "passphrase", "pkey", "secret", "token"}
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,9 @@ class Host:
     #: An extra known_hosts file, besides ~/.ssh/known_hosts.
     known_hosts: str | None = None
     connect_timeout_s: float = 10.0
+    #: ``ssh`` (the host is reached over SSH) or ``local``: the host is this machine, serving on
+    #: its own loopback address (a local ring: 127.0.0.2, 127.0.0.3, ...; nothing is reached).
+    connection: str = "ssh"
 
     def __post_init__(self) -> None:
         where = f"host {self.name!r}"
@@ -71,6 +83,15 @@ class Host:
             )
         if self.connect_timeout_s <= 0:
             raise ConfigError(f"{where}: connect_timeout_s must be positive")
+        if self.connection not in CONNECTIONS:
+            raise ConfigError(
+                f"{where}: connection {self.connection!r} — use one of {', '.join(CONNECTIONS)}"
+            )
+        if self.connection == "local" and not _is_loopback(self.address):
+            raise ConfigError(
+                f"{where}: a local host serves on a loopback address (127.x.y.z), "
+                f"not {self.address!r}"
+            )
 
     @property
     def target(self) -> str:

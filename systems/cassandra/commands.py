@@ -1,9 +1,10 @@
 """Pure command builders and output parsers for Cassandra nodes (no I/O here).
 
-Every command is an argument list. Values also pass through Cassandra's own shell scripts
-(``bin/cassandra`` and ``cassandra-env.sh`` expand ``$CASSANDRA_CONF`` unquoted in places), so
-paths and host names are *validated* as well: only characters that no shell treats specially are
-accepted, and anything else is refused with a ConfigError naming the config key.
+Every command is an argument list. Values also pass through the install's shell launchers
+(ours, ``systems/cassandra/java/server/layout/bin``, quote them; a tarball's ``bin/cassandra``
+and ``cassandra-env.sh`` expand ``$CASSANDRA_CONF`` unquoted in places), so paths and host
+names are *validated* as well: only characters that no shell treats specially are accepted,
+and anything else is refused with a ConfigError naming the config key.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ __all__ = [
     "RingMember",
     "check_host",
     "check_path",
-    "cqlsh_command",
     "is_ip",
     "nodetool_command",
     "parse_nodetool_status",
@@ -48,6 +48,9 @@ FAILURE_MARKERS = (
     "Please set or unset",
     "It is not recommended to set -Xmn with the G1",
     "Cannot start node if snitch's",
+    "There is insufficient memory for the Java Runtime Environment",  # heap not committable
+    "Terminating due to java.lang.OutOfMemoryError",  # -XX:+ExitOnOutOfMemoryError's last word
+    "OutOfMemory error letting the JVM handle the error",
 )
 
 
@@ -138,9 +141,14 @@ def _env(install_dir: str, paths: NodePaths, java_home: str | None) -> list[str]
 
 
 def start_command(
-    install_dir: str, paths: NodePaths, java_home: str | None = None, extra_jvm_opts: str = ""
+    install_dir: str,
+    paths: NodePaths,
+    java_home: str | None = None,
+    extra_jvm_opts: str = "",
+    jmx_port: int = 7199,
+    lock_memory: bool = False,
 ) -> list[str]:
-    """``bin/cassandra -p <pidfile>`` with our conf and log folders.
+    """``bin/cassandra -p <pidfile>`` with our conf and log folders and the node's JMX port.
 
     bin/cassandra forks the JVM and returns; the JVM inherits stdout, so the launcher's output
     goes to ``stdout.log`` (a constant ``sh -c`` script; the values are its arguments, never
@@ -155,6 +163,8 @@ def start_command(
     options = jvm_options(extra_jvm_opts, "system.adapter.extra_jvm_opts", shell_inert=True)
     if options:
         env.append(f"JVM_EXTRA_OPTS={' '.join(options)}")
+    env.append(f"JMX_PORT={int(jmx_port)}")
+    env.append(f"CASSANDRA_LOCK_MEMORY={'yes' if lock_memory else 'no'}")
     return [
         "sh",
         "-c",
@@ -176,8 +186,8 @@ def nodetool_command(
     java_home: str | None = None,
 ) -> list[str]:
     """``nodetool -h <jmx_host> -p <port> <args>`` with CASSANDRA_CONF set (nodetool reads
-    cassandra-env.sh from it). 4.1 binds JMX to localhost only (LOCAL_JMX=yes), so nodetool
-    runs on the node itself and asks 127.0.0.1."""
+    cassandra-env.sh from it). Cassandra binds local JMX to 127.0.0.1 only, so nodetool runs
+    on the node itself and asks 127.0.0.1, each node on its own port."""
     install = check_path(install_dir, "system.adapter.install_dir")
     host = check_host(jmx_host, "system.adapter.jmx_host")
     return [
@@ -188,21 +198,6 @@ def nodetool_command(
         "-p",
         str(int(jmx_port)),
         *args,
-    ]
-
-
-def cqlsh_command(
-    install_dir: str, host: str, port: int, statements: str, timeout_s: int = 60
-) -> list[str]:
-    """``cqlsh <host> <port> -e <statements>`` (the statements are one argument)."""
-    install = check_path(install_dir, "system.adapter.install_dir")
-    return [
-        f"{install}/bin/cqlsh",
-        check_host(host, "SUT address"),
-        str(int(port)),
-        f"--request-timeout={int(timeout_s)}",
-        "-e",
-        statements,
     ]
 
 

@@ -3,6 +3,8 @@ private base folder, read the pid file and the logs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import Executor, tail
 from systems.cassandra.commands import NodePaths
@@ -10,6 +12,8 @@ from systems.cassandra.commands import NodePaths
 __all__ = [
     "JVM_GC_FILES",
     "REQUIRED",
+    "busy_ports",
+    "check_free",
     "check_install",
     "logs_tail",
     "logs_text",
@@ -17,11 +21,13 @@ __all__ = [
     "read_pid",
 ]
 
-JVM_GC_FILES = ("jvm8-server.options", "jvm11-server.options")
-REQUIRED = ("bin/cassandra", "bin/nodetool", "conf/cassandra-env.sh", "conf/jvm-server.options")
+#: The collector's options file of each Java line Cassandra ships one for (5.0: 11 and 17).
+JVM_GC_FILES = ("jvm17-server.options", "jvm11-server.options")
+REQUIRED = ("bin/cassandra", "bin/nodetool", "conf/jvm-server.options", "lib")
 _FIX = (
-    "install Apache Cassandra 4.1 (the binary tarball) at the same path on every SUT "
-    "host, or point system.adapter.install_dir=<folder with bin/cassandra> at it"
+    "run `bash scripts/setup.sh --full` (it installs Cassandra 5.0 from Maven Central into "
+    ".installs/cassandra), copy that folder to the same path on every SUT host, or point "
+    "system.adapter.install_dir=<folder with bin/cassandra> at such an install"
 )
 
 
@@ -36,14 +42,45 @@ def check_install(node: Executor, install_dir: str, java_home: str | None) -> No
     if not any(node.exists(f"{install_dir}/conf/{name}") for name in JVM_GC_FILES):
         raise ConfigError(
             f"host {node.host}: {install_dir}/conf has neither "
-            f"{' nor '.join(JVM_GC_FILES)} (Cassandra 4.0/4.1 ship both)"
+            f"{' nor '.join(JVM_GC_FILES)} (the collector options file of a Cassandra 5.0 "
+            "install); reinstall it with `bash scripts/setup.sh --full`"
         )
     java = f"{java_home}/bin/java" if java_home else None
     if (java and not node.exists(java)) or (not java and node.which("java") is None):
         raise ConfigError(
-            f"java not found on host {node.host}: install a JDK 11 (or 8) "
+            f"java not found on host {node.host}: install a JDK 17 "
             "or set system.adapter.java_home=<JDK folder>"
         )
+
+
+def busy_ports(node: Executor, address: str, ports: Sequence[int]) -> list[int]:
+    """Which of ``ports`` something already listens on at ``address`` (or on every address)
+    of the node's host, from ``ss -ltn`` (iproute2, on every Linux we target)."""
+    result = node.run(["ss", "-Hltn"], check=False, timeout_s=30)
+    if not result.ok:
+        return []  # no ss: the node's own bind error will say it at start
+    wildcard = {"0.0.0.0", "*", "[::]", "::"}
+    busy = set()
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        host, _, port = fields[3].rpartition(":")
+        host = host.strip("[]").removeprefix("::ffff:")  # IPv4-mapped, as Java binds
+        if port.isdigit() and int(port) in ports and (host in wildcard or host == address):
+            busy.add(int(port))
+    return sorted(busy)
+
+
+def check_free(node: Executor, wanted: Sequence[tuple[str, int, str]]) -> None:
+    """ConfigError naming the host, the address and the config key of the first of ``wanted``
+    (address, port, key) that something already listens on."""
+    for address, port, key in wanted:
+        if busy_ports(node, address, [port]):
+            raise ConfigError(
+                f"host {node.host}: {address}:{port} is already in use; stop what "
+                f"listens there (`ss -ltnp`) or set {key} to a free port"
+            )
 
 
 def prepare_base(node: Executor, install_dir: str, paths: NodePaths) -> dict[str, str]:

@@ -1,15 +1,15 @@
-"""Pure rendering of a Cassandra 4.1 configuration: cassandra.yaml and the JVM options files.
+"""Pure rendering of a Cassandra 5.0 configuration: cassandra.yaml and the JVM options files.
 
 cassandra.yaml is built as a tree, not as text: the base template is loaded with PyYAML, the
 per-node keys (addresses, seeds, ports, directories), the user's fixed overrides and every knob's
 key are *set* in the tree (a key can never appear twice, and the old-style alias of a knob's key
-is removed, since 4.1 refuses a setting given under both names), and the tree is dumped and
-loaded back to check it survives the round trip. Knob values get 4.1's unit suffixes (``2000ms``,
-``32MiB``). The commitlog period and group window are written only in the sync mode that reads
-them: 4.1 refuses to start with ``commitlog_sync_period`` in batch or group mode.
+is removed, since Cassandra refuses a setting given under both names), and the tree is dumped
+and loaded back to check it survives the round trip. Knob values get the unit suffixes of 4.1
+and later (``2000ms``, ``32MiB``). The commitlog period and group window are written only in the
+sync mode that reads them: Cassandra refuses ``commitlog_sync_period`` in batch or group mode.
 
 The JVM options files are the install's own (``conf/jvm-server.options`` for the heap,
-``conf/jvm8-server.options``/``jvm11-server.options`` for the collector): lines the harness
+``conf/jvm17-server.options``/``jvm11-server.options`` for the collector): lines the harness
 manages are commented out and the harness's flags are appended after a marker line, so rendering
 is idempotent and every other option Cassandra ships (JPMS exports, etc.) is kept.
 
@@ -55,7 +55,7 @@ __all__ = [
 
 HERE = Path(__file__).parent
 CATALOGUE = HERE / "knobs.yaml"
-TEMPLATE = HERE / "cassandra-4.1.base.yaml"
+TEMPLATE = HERE / "cassandra-5.0.base.yaml"
 
 #: Keys the renderer sets per node; fixed overrides may not touch them.
 NODE_KEYS = (
@@ -76,7 +76,7 @@ SYNC_KEYS = {
     "periodic": "commitlog_sync_period_in_ms",
     "group": "commitlog_sync_group_window_in_ms",
 }
-#: Settings 4.1 accepts only in periodic mode.
+#: Settings Cassandra accepts only in periodic mode.
 PERIODIC_ONLY = (
     "periodic_commitlog_sync_lag_block",
     "periodic_commitlog_sync_lag_block_in_ms",
@@ -91,35 +91,24 @@ GC_LINE = re.compile(
     r"|InitiatingHeapOccupancyPercent|SurvivorRatio|MaxTenuringThreshold"
     r"|[+-]ParallelRefProcEnabled)"
 )
-# The collector sections Cassandra 4.1 ships in jvm8/jvm11-server.options (CMS active there).
+# The collectors of Cassandra 5.0 on Java 17, each with the flags 5.0 ships for it (CMS is gone
+# from Java 17; G1 is 5.0's default, ZGC its low-pause alternative).
 GC_FLAGS: dict[str, tuple[str, ...]] = {
-    "CMS": (
-        "-XX:+UseConcMarkSweepGC",
-        "-XX:+CMSParallelRemarkEnabled",
-        "-XX:SurvivorRatio=8",
-        "-XX:MaxTenuringThreshold=1",
-        "-XX:CMSInitiatingOccupancyFraction=75",
-        "-XX:+UseCMSInitiatingOccupancyOnly",
-        "-XX:CMSWaitDuration=10000",
-        "-XX:+CMSParallelInitialMarkEnabled",
-        "-XX:+CMSEdenChunksRecordAlways",
-        "-XX:+CMSClassUnloadingEnabled",
-    ),
     "G1": (
         "-XX:+UseG1GC",
         "-XX:+ParallelRefProcEnabled",
-        "-XX:MaxTenuringThreshold=1",
+        "-XX:MaxTenuringThreshold=2",
         "-XX:G1HeapRegionSize=16m",
-        "-XX:G1RSetUpdatingPauseTimePercent=5",
         "-XX:MaxGCPauseMillis=300",
         "-XX:InitiatingHeapOccupancyPercent=70",
     ),
+    "ZGC": ("-XX:+UseZGC",),
 }
 
 
 @dataclass(frozen=True)
 class YamlTarget:
-    """Where a knob goes in cassandra.yaml: the 4.1 key, the value's unit suffix, a factor from
+    """Where a knob goes in cassandra.yaml: the 5.0 key, the value's unit suffix, a factor from
     the knob's unit to the suffix's, and old names of the key to remove."""
 
     key: str
@@ -169,7 +158,8 @@ def yaml_targets() -> dict[str, YamlTarget]:
 
 
 def yaml_value(value: Value, target: YamlTarget) -> Any:
-    """A knob value as cassandra.yaml 4.1 wants it: unit-suffixed where the key has a unit."""
+    """A knob value as cassandra.yaml (4.1 and later) wants it: unit-suffixed where the key
+    has a unit."""
     if isinstance(value, str):
         return knob_text(target.key, value)
     if isinstance(value, bool):
@@ -279,17 +269,14 @@ def render_cassandra_yaml(
 
 
 def heap_flags(config: Mapping[str, Value]) -> list[str]:
-    """-Xms/-Xmx (equal: no heap resizing), and -Xmn with CMS only (4.1's cassandra-env.sh exits
-    when -Xmn is combined with G1)."""
+    """-Xms = -Xmx: the heap never resizes during a test (no -Xmn: G1 and ZGC size the young
+    generation themselves, and Cassandra's scripts refuse -Xmn with G1)."""
     heap = int(config["jvm.heap_mb"])  # type: ignore[arg-type]
-    flags = [f"-Xms{heap}M", f"-Xmx{heap}M"]
-    if config["jvm.gc"] == "CMS":
-        flags.append(f"-Xmn{int(config['jvm.young_mb'])}M")  # type: ignore[call-overload]
-    return flags
+    return [f"-Xms{heap}M", f"-Xmx{heap}M"]
 
 
 def gc_flags(config: Mapping[str, Value]) -> list[str]:
-    """The collector's flags as Cassandra 4.1 ships them."""
+    """The collector's flags as Cassandra 5.0 ships them."""
     gc = str(config["jvm.gc"])
     if gc not in GC_FLAGS:
         raise ConfigError(f"jvm.gc {gc!r}: use one of {', '.join(GC_FLAGS)}")
@@ -308,8 +295,8 @@ def render_jvm_server_options(original: str, config: Mapping[str, Value]) -> str
 
 
 def render_jvm_gc_options(original: str, config: Mapping[str, Value]) -> str:
-    """jvm8-/jvm11-server.options with the install's collector lines disabled and ours
-    appended (both collectors' tuning flags go, so no CMS flag lingers under G1)."""
+    """jvm17-/jvm11-server.options with the install's collector lines disabled and ours
+    appended (every collector's tuning flags go, so no G1 flag lingers under ZGC)."""
     return _managed(original, GC_LINE, f"collector {config['jvm.gc']}", gc_flags(config))
 
 

@@ -1,11 +1,13 @@
-"""Apache Cassandra 4.1 on one or more nodes as a system under tune.
+"""Apache Cassandra 5.0 on one or more nodes as a system under tune.
 
 Every SUT node of the :class:`~harness.remote.cluster.Cluster` runs one Cassandra from the same
-install (the binary tarball layout: ``bin/cassandra``, ``bin/nodetool``, ``conf/``) with a
-private base folder: ``conf/`` (a copy of the install's conf with our cassandra.yaml and JVM
-options), ``data/``, ``commitlog/``, ``logs/``. The first ``seeds`` nodes are the seeds and start
-first. Commands go through each node's executor, so the same code drives this machine and SSH
-hosts.
+install (``bin/cassandra``, ``bin/nodetool``, ``conf/``, ``lib/``: what ``scripts/setup.sh
+--full`` builds from Maven Central, see ``systems/cassandra/java/server``) with a private base
+folder: ``conf/`` (a copy of the install's conf with our cassandra.yaml and JVM options),
+``data/``, ``commitlog/``, ``logs/``. The first ``seeds`` nodes are the seeds and start first.
+Commands go through each node's executor, so the same code drives this machine, a local ring
+on loopback addresses and SSH hosts. Node ``i`` serves local JMX on ``jmx_port + i``, so nodes
+that share a host never collide.
 
 Reset: the YCSB data set is loaded once (setup), every node is drained and stopped, and its
 data folder is copied aside. Before each test the nodes are stopped and the copy is put back
@@ -23,12 +25,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, ExecutorError, SystemStartError, WorkloadError
-from harness.executor import CommandTimeout, Executor, tail
+from harness.config import install_dir as harness_install_dir
+from harness.errors import ConfigError, ExecutorError, SystemStartError
 from harness.process import (
     Deadline,
-    StartFailed,
-    process_alive,
     run_step,
     signal_process,
     stop_process,
@@ -37,9 +37,14 @@ from harness.process import (
 from harness.remote.cluster import Cluster
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
-from systems.cassandra import commands, render
+from systems.cassandra import commands, heap, render
 from systems.cassandra.commands import NodePaths
-from systems.cassandra.node import check_install, logs_tail, logs_text, prepare_base, read_pid
+from systems.cassandra.node import (
+    check_free,
+    check_install,
+    prepare_base,
+)
+from systems.cassandra.probes import NodeProbes
 from systems.java_text import jvm_options
 
 __all__ = ["CassandraSystem"]
@@ -47,7 +52,7 @@ __all__ = ["CassandraSystem"]
 log = logging.getLogger(__name__)
 
 
-class CassandraSystem(System):
+class CassandraSystem(NodeProbes, System):
     """Cassandra on the SUT nodes of a cluster, configured per test from the knob catalogue."""
 
     placement = "cluster"
@@ -58,7 +63,7 @@ class CassandraSystem(System):
     def __init__(
         self,
         knob_set: str = "10",
-        install_dir: str = "/opt/cassandra",
+        install_dir: str | None = None,
         base_dir: str | None = None,
         cluster_name: str = "harness",
         native_transport_port: int = 9042,
@@ -66,6 +71,8 @@ class CassandraSystem(System):
         jmx_port: int = 7199,
         jmx_host: str = "127.0.0.1",
         seeds: int = 1,
+        heap_mb: int | None = None,
+        lock_memory: bool = False,
         java_home: str | None = None,
         extra_jvm_opts: str = "",
         yaml_template: str | None = None,
@@ -79,7 +86,10 @@ class CassandraSystem(System):
         super().__init__(load_catalogue(render.CATALOGUE, str(knob_set)))
         self.knob_set = str(knob_set)
         self.catalogue = render.full_catalogue()
-        self.install_dir = commands.check_path(install_dir, "system.adapter.install_dir")
+        # None: what `scripts/setup.sh --full` installed (.installs/cassandra or $HARNESS_INSTALLS)
+        self.install_dir = commands.check_path(
+            install_dir or harness_install_dir("cassandra"), "system.adapter.install_dir"
+        )
         self.base_dir = (
             commands.check_path(base_dir, "system.adapter.base_dir") if base_dir else None
         )
@@ -106,6 +116,18 @@ class CassandraSystem(System):
                 f"{len(self.cluster.sut)} SUT host(s)"
             )
         self.seeds = int(seeds)
+        self.heap_mb = heap.clamp_heap_mb(
+            self.catalogue, int(heap_mb) if heap_mb else heap.host_heap_mb(self.nodes)
+        )
+        # Cassandra mlockall()s its memory when allowed (root always is): every start then
+        # touches the whole heap (17 s for 6 GiB here). Off unless asked for; see bin/cassandra.
+        self.lock_memory = bool(lock_memory)
+        # The catalogue's heap-derived defaults and bounds, fitted to the nodes' real heap (the
+        # user's +system.ranges are applied after this, so they still win).
+        self.space = self.space.with_overrides(heap.heap_overrides(self.space, self.heap_mb))
+        self.catalogue = self.catalogue.with_overrides(
+            heap.heap_overrides(self.catalogue, self.heap_mb)
+        )
         # Checked here too (see commands.start_command), so a bad option is a one-line
         # ConfigError before any test runs.
         self.extra_jvm_opts = " ".join(
@@ -122,10 +144,6 @@ class CassandraSystem(System):
         self._snapshot = False
 
     # -- layout -------------------------------------------------------------------------------
-    @property
-    def nodes(self) -> tuple[Executor, ...]:
-        return self.cluster.sut
-
     @property
     def client_hosts(self) -> str:
         """The contact points for clients (YCSB's ``hosts``)."""
@@ -149,33 +167,32 @@ class CassandraSystem(System):
             storage_port=self.ports["storage_port"],
         )
 
-    def _nodetool(self, i: int, *args: str, timeout_s: float = 60.0, check: bool = False) -> Any:
-        command = commands.nodetool_command(
-            self.install_dir,
-            self.paths[i],
-            *args,
-            jmx_host=self.jmx_host,
-            jmx_port=self.ports["jmx_port"],
-            java_home=self.java_home,
-        )
-        return self.nodes[i].run(command, timeout_s=timeout_s, check=check)
-
-    def _probe(self, i: int, *args: str) -> str | None:
-        """nodetool's output, or None while the node does not answer (JMX not up yet)."""
-        try:
-            result = self._nodetool(i, *args, timeout_s=60.0)
-        except CommandTimeout:
-            return None
-        return result.stdout if result.ok else None
-
     # -- setup --------------------------------------------------------------------------------
     def check_installed(self) -> None:
         """ConfigError naming the host and the missing path when an install is incomplete."""
         for node in self.nodes:
             check_install(node, self.install_dir, self.java_home)
 
+    def check_ports(self) -> None:
+        """ConfigError before any test when a node's CQL, storage or JMX port is taken (by a
+        Cassandra of someone else's, or a node of ours that outlived its session)."""
+        for i, node in enumerate(self.nodes):
+            check_free(
+                node,
+                (
+                    (node.address, self.native_port, "system.adapter.native_transport_port"),
+                    (node.address, self.ports["storage_port"], "system.adapter.storage_port"),
+                    (
+                        "127.0.0.1",
+                        self.jmx_port(i),
+                        f"system.adapter.jmx_port (+{i} on this node)",
+                    ),
+                ),
+            )
+
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.check_installed()
+        self.check_ports()
         self.paths = []
         self._jvm_originals = []
         for node in self.nodes:
@@ -210,16 +227,6 @@ class CassandraSystem(System):
                 node.run(command, timeout_s=self.setup_timeout_s)
         self._snapshot = True
         log.info("Cassandra data set snapshot taken on %d node(s)", len(self.nodes))
-
-    def cql(self, statements: str, timeout_s: float = 120.0) -> str:
-        """Run CQL with the install's cqlsh on the first node (schema changes)."""
-        command = commands.cqlsh_command(
-            self.install_dir, self.nodes[0].address, self.native_port, statements, int(timeout_s)
-        )
-        result = self.nodes[0].run(command, timeout_s=timeout_s + 30, check=False)
-        if not result.ok:
-            raise WorkloadError(f"cqlsh failed {result.describe()}", tail(result.stdout))
-        return result.stdout
 
     # -- per test -----------------------------------------------------------------------------
     def reset(self) -> None:
@@ -261,8 +268,16 @@ class CassandraSystem(System):
         self.stop()
         deadline = Deadline.after(timeout_s)
         started = time.monotonic()
+        # The first start joins the nodes one by one, seeds first (Cassandra bootstraps one
+        # joining node at a time). Once the data set is loaded every node has its tokens, so
+        # later starts launch the whole ring at once and wait for each node after.
+        together = self._snapshot and len(self.nodes) > 1
+        if together:
+            for i in range(len(self.nodes)):
+                self._launch(i)
         for i, node in enumerate(self.nodes):  # seeds first: they lead the inventory
-            self._launch(i)
+            if not together:
+                self._launch(i)
             wait_ready(
                 functools.partial(self._node_ready, i),
                 what=f"Cassandra on host {node.host}",
@@ -285,7 +300,12 @@ class CassandraSystem(System):
         node.run(["rm", "-rf", paths.logs])
         node.run(["mkdir", "-p", paths.logs])
         command = commands.start_command(
-            self.install_dir, paths, self.java_home, self.extra_jvm_opts
+            self.install_dir,
+            paths,
+            self.java_home,
+            self.extra_jvm_opts,
+            jmx_port=self.jmx_port(i),
+            lock_memory=self.lock_memory,
         )
         try:
             run_step(
@@ -299,55 +319,6 @@ class CassandraSystem(System):
         except SystemStartError:
             self.stop()
             raise
-
-    def _node_ready(self, i: int) -> str | None:
-        """None once the node's CQL transport runs; StartFailed when it died or logged a
-        failure."""
-        pid = self._pid(i)
-        if pid is None or not self._alive(i, pid):
-            raise StartFailed("the Cassandra process exited during startup")
-        failure = commands.start_failure(self._logs(i))
-        if failure:
-            raise StartFailed(failure)
-        probe = self._probe(i, "statusbinary")
-        if probe is not None and commands.parse_statusbinary(probe):
-            return None
-        return "CQL native transport not running"
-
-    def _wait_ring(self, deadline: Deadline) -> None:
-        """Until the first node sees every SUT node Up/Normal."""
-        addresses = tuple(node.address for node in self.nodes)
-        if not all(commands.is_ip(a) for a in addresses):
-            addresses = ()  # inventory names: nodetool shows IPs, so compare the count only
-        last = [""]
-
-        def ring_ready() -> str | None:
-            text = self._probe(0, "status")
-            last[0] = text or "(nodetool status did not answer)"
-            members = commands.parse_nodetool_status(text or "")
-            return commands.ring_problem(members, len(self.nodes), addresses)
-
-        wait_ready(
-            ring_ready,
-            what="Cassandra ring",
-            deadline=deadline,
-            poll_s=self.poll_s,
-            log_tail=lambda: tail(last[0], 30),
-            cleanup=self.stop,
-        )
-
-    def _logs(self, i: int) -> str:
-        return logs_text(self.nodes[i], self.paths[i])
-
-    def log_tail(self, i: int = 0, lines: int = 40) -> str:
-        """The last lines of a node's launcher output and system.log."""
-        return logs_tail(self.nodes[i], self.paths[i], lines)
-
-    def _pid(self, i: int) -> int | None:
-        return read_pid(self.nodes[i], self.paths[i])
-
-    def _alive(self, i: int, pid: int) -> bool:
-        return process_alive(self.nodes[i], pid)
 
     def stop(self) -> None:
         """SIGTERM every running node (last first), wait, SIGKILL what ignores it."""
@@ -383,6 +354,7 @@ class CassandraSystem(System):
             **super().describe(),
             "knob_set": self.knob_set,
             "nodes": str(len(self.nodes)),
+            "heap_mb": str(self.heap_mb),
             "install_dir": self.install_dir,
             "backend": f"Apache Cassandra ({self.install_dir}) on {len(self.nodes)} "
             f"node(s): {', '.join(n.host for n in self.nodes)}",

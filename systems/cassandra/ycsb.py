@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
+from systems.java_text import jvm_options
 
 __all__ = [
     "ERROR_HINTS",
@@ -76,6 +77,7 @@ def ycsb_command(
     threads: int,
     status: bool = True,
     java_home: str | None = None,
+    java_opts: str = "",
 ) -> list[str]:
     """``<ycsb>/bin/ycsb.sh load|run <binding> -P <workload> -p k=v ... -threads N [-s]``."""
     if phase not in ("load", "run"):
@@ -96,9 +98,14 @@ def ycsb_command(
     command += ["-threads", str(int(threads))]
     if status:
         command.append("-s")
-    if java_home:
-        command = ["env", f"JAVA_HOME={ycsb_arg(java_home, 'java_home')}", *command]
-    return command
+    env = [f"JAVA_HOME={ycsb_arg(java_home, 'java_home')}"] if java_home else []
+    options = [
+        ycsb_arg(option, "workload.client_jvm_opts")
+        for option in jvm_options(java_opts, "workload.client_jvm_opts", shell_inert=True)
+    ]
+    if options:  # ycsb.sh splits JAVA_OPTS at blanks (never globs): each option is checked
+        env.append(f"JAVA_OPTS={' '.join(options)}")
+    return ["env", *env, *command] if env else command
 
 
 def consistency(value: str, what: str) -> str:
