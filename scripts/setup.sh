@@ -17,7 +17,8 @@ if $full; then
   $sudo_cmd apt-get update -q
   $sudo_cmd apt-get install -y -q --no-install-recommends \
     postgresql postgresql-client mariadb-server mariadb-client sysbench \
-    tomcat10 wrk curl default-jdk-headless maven openssh-server strace iproute2
+    tomcat10 wrk curl default-jdk-headless maven openssh-server strace iproute2 procps \
+    util-linux
 fi
 
 python3 -m venv .venv

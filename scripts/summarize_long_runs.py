@@ -27,6 +27,7 @@ METRICS = {
     "tomcat": ("requests_per_s", "max"),
     "mapreduce": ("job_duration_s", "min"),
     "spark": ("job_duration_s", "min"),
+    "cassandra": ("throughput_ops", "max"),
 }
 
 

@@ -181,19 +181,20 @@ def test_a_systems_defaults_follow_its_heap(knob_set: str) -> None:
 
 def test_the_automatic_heap_is_read_from_the_first_host() -> None:
     one_host = Cluster(tuple(FakeHost(f"n{i}", "10.0.0.5") for i in range(3)), FakeHost("l", "x"))
-    assert CassandraSystem(cluster=one_host).heap_mb == 2048  # three nodes share 24 GiB
+    assert CassandraSystem(cluster=one_host).fit_heap() == 2048  # three nodes share 24 GiB
     spread = Cluster(tuple(FakeHost(f"n{i}", f"10.0.0.{i}") for i in range(3)), FakeHost("l", "x"))
-    assert CassandraSystem(cluster=spread).heap_mb == 6144
+    assert CassandraSystem(cluster=spread).fit_heap() == 6144
     ring = Cluster(
         tuple(LocalExecutor(f"n{i}", f"127.0.0.{i + 2}") for i in range(3)), LocalExecutor()
     )
     meminfo = Path("/proc/meminfo").read_text().split()
     ram_mib = int(meminfo[meminfo.index("MemTotal:") + 1]) // 1024
-    assert CassandraSystem(cluster=ring).heap_mb == heap.auto_heap_mb(ram_mib, 3)
+    assert CassandraSystem(cluster=ring).fit_heap() == heap.auto_heap_mb(ram_mib, 3)
     blind = FakeHost("node1", "10.0.0.1", ram_kib=None)
     with pytest.raises(ConfigError, match=r"memory of SUT host node1 .*heap_mb=") as err:
-        CassandraSystem(cluster=Cluster((blind,), blind))
+        CassandraSystem(cluster=Cluster((blind,), blind)).fit_heap()
     assert "\n" not in str(err.value)
+    assert CassandraSystem(cluster=Cluster((blind,), blind)).heap_mb is None  # no I/O here
     assert CassandraSystem(cluster=Cluster((blind,), blind), heap_mb=3000).heap_mb == 3000
 
 

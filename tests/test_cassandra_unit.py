@@ -567,7 +567,9 @@ def test_cassandra_composes_with_its_workload(
     assert cfg.system.adapter.install_dir == str(root / "cassandra")
     assert cfg.workload.ycsb_dir == str(root / "ycsb")
     assert cfg.system.adapter.heap_mb is None and cfg.system.adapter.lock_memory is False
-    system = instantiate(cfg.system.adapter)  # reads this machine's /proc/meminfo for the heap
+    system = instantiate(cfg.system.adapter)
+    assert system.heap_mb is None  # the constructor does no I/O: the heap comes in preflight
+    system.fit_heap()  # what preflight does after its checks: this machine's /proc/meminfo
     assert system.space.dim == 28 and system.kind == "remote"
     assert system.install_dir == str(root / "cassandra")
     meminfo = Path("/proc/meminfo").read_text().split()

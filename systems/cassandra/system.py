@@ -116,18 +116,14 @@ class CassandraSystem(NodeProbes, System):
                 f"{len(self.cluster.sut)} SUT host(s)"
             )
         self.seeds = int(seeds)
-        self.heap_mb = heap.clamp_heap_mb(
-            self.catalogue, int(heap_mb) if heap_mb else heap.host_heap_mb(self.nodes)
-        )
         # Cassandra mlockall()s its memory when allowed (root always is): every start then
         # touches the whole heap (17 s for 6 GiB here). Off unless asked for; see bin/cassandra.
         self.lock_memory = bool(lock_memory)
-        # The catalogue's heap-derived defaults and bounds, fitted to the nodes' real heap (the
-        # user's +system.ranges are applied after this, so they still win).
-        self.space = self.space.with_overrides(heap.heap_overrides(self.space, self.heap_mb))
-        self.catalogue = self.catalogue.with_overrides(
-            heap.heap_overrides(self.catalogue, self.heap_mb)
-        )
+        # The heap, and the knobs Cassandra sizes from it: fitted now when given, else from
+        # the SUT host's memory in preflight() (the constructor does no I/O).
+        self.heap_mb: int | None = None
+        if heap_mb:
+            self.fit_heap(int(heap_mb))
         # Checked here too (see commands.start_command), so a bad option is a one-line
         # ConfigError before any test runs.
         self.extra_jvm_opts = " ".join(
@@ -168,6 +164,27 @@ class CassandraSystem(NodeProbes, System):
         )
 
     # -- setup --------------------------------------------------------------------------------
+    def fit_heap(self, heap_mb: int | None = None) -> int:
+        """Fix the nodes' heap (``heap_mb``, or Cassandra's rule for the first SUT host) and
+        fit the catalogue's heap-derived defaults and bounds to it; once per system. The
+        user's +system.ranges are applied after preflight, so they still win."""
+        if self.heap_mb is None:
+            self.heap_mb = heap.clamp_heap_mb(
+                self.catalogue, heap_mb if heap_mb else heap.host_heap_mb(self.nodes)
+            )
+            self.space = self.space.with_overrides(heap.heap_overrides(self.space, self.heap_mb))
+            self.catalogue = self.catalogue.with_overrides(
+                heap.heap_overrides(self.catalogue, self.heap_mb)
+            )
+        return self.heap_mb
+
+    def preflight(self) -> None:
+        """Before the session creates anything: the install on every host, the nodes' ports,
+        and the heap (from the SUT host's memory unless system.adapter.heap_mb is set)."""
+        self.check_installed()
+        self.check_ports()
+        self.fit_heap()
+
     def check_installed(self) -> None:
         """ConfigError naming the host and the missing path when an install is incomplete."""
         for node in self.nodes:
@@ -191,8 +208,7 @@ class CassandraSystem(NodeProbes, System):
             )
 
     def setup(self, workdir: Path, workload: Workload) -> None:
-        self.check_installed()
-        self.check_ports()
+        self.preflight()
         self.paths = []
         self._jvm_originals = []
         for node in self.nodes:
