@@ -126,7 +126,7 @@ def _make_system(cfg: DictConfig) -> System:
     except HarnessError:
         cluster.close()
         raise
-    except (InstantiationException, TypeError, ValueError) as exc:
+    except Exception as exc:  # the adapter's own error, as instantiate used to wrap it
         cluster.close()
         cause = exc.__cause__ if isinstance(exc, InstantiationException) else exc
         if isinstance(cause, HarnessError):

@@ -1,12 +1,13 @@
 """Does a recorded-data surrogate rank configurations the way the real system does?
 
-Takes the tests of a real session (an exported ``samples.csv``: ``config.*`` and ``result.*``
-columns) and asks the surrogate of the same system for its prediction of each tested
-configuration (knobs the surrogate has but the session did not tune take the surrogate's
-default; values outside its recorded ranges are clipped to them). It prints Kendall's τ and
-Spearman's ρ between predicted and measured values over the successful tests, with a
-bootstrap interval for τ, so "the surrogate's τ≈0" can be told apart into "the recorded data
-has no signal" and "the real system has none".
+Takes the tests of a real session (an exported ``samples.csv`` with ``config.*`` and
+``result.*`` columns, or the ``observations.jsonl`` of a session still running) and asks the
+surrogate of the same system for its prediction of each tested configuration (knobs the
+surrogate has but the session did not tune take the surrogate's default; values outside its
+recorded ranges are clipped to them). It prints Kendall's τ and Spearman's ρ between predicted
+and measured values over the successful tests, with a bootstrap interval for τ, and the spread
+of both, so "the surrogate's τ≈0" can be told apart into "the recorded data has no signal" and
+"the real system has none" (compare the measured spread with the re-measured defaults').
 
     python -m paper.surrogate_vs_real results/long/cassandra_ycsb_a_classytune_s0.csv \\
         surrogate_cassandra_ycsba throughput_ops
@@ -15,6 +16,7 @@ has no signal" and "the real system has none".
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -26,7 +28,7 @@ from scipy import stats
 from harness import api
 from harness.space import Config, Space
 
-__all__ = ["compare", "surrogate_config"]
+__all__ = ["compare", "read_tests", "surrogate_config"]
 
 
 def surrogate_config(space: Space, row: pd.Series) -> Config:
@@ -44,9 +46,31 @@ def surrogate_config(space: Space, row: pd.Series) -> Config:
     return config
 
 
+def read_tests(path: Path) -> pd.DataFrame:
+    """A session's tests as ``config.*`` / ``result.*`` columns: an exported ``samples.csv``,
+    or the ``observations.jsonl`` of a session still running (``samples.csv`` comes at its
+    end)."""
+    if path.suffix != ".jsonl":
+        return pd.read_csv(path)
+    rows = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        obs = json.loads(line)
+        rows.append(
+            {
+                "trial": obs["trial"],
+                "status": obs["status"],
+                **{f"config.{k}": v for k, v in obs["config"].items()},
+                **{f"result.{k}": v for k, v in obs.get("metrics", {}).items()},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def compare(samples: Path, surrogate: str, metric: str, boot: int = 2000) -> dict[str, float]:
     """τ, ρ and a 95 % bootstrap interval of τ between surrogate and real values."""
-    table = pd.read_csv(samples)
+    table = read_tests(samples)
     ok = table[(table["status"] == "SUCCEEDED") & table[f"result.{metric}"].notna()]
     cfg = api.compose([f"system={surrogate}"])
     system = instantiate(cfg.system.adapter)
@@ -77,7 +101,9 @@ def compare(samples: Path, surrogate: str, metric: str, boot: int = 2000) -> dic
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("samples", type=Path, help="a real session's exported samples.csv")
+    parser.add_argument(
+        "samples", type=Path, help="a real session's samples.csv or observations.jsonl"
+    )
     parser.add_argument("surrogate", help="the surrogate system, e.g. surrogate_cassandra_ycsba")
     parser.add_argument("metric", help="the real session's metric, e.g. throughput_ops")
     args = parser.parse_args(argv)
