@@ -29,7 +29,15 @@ from typing import Any
 
 from harness import tracking_keys as keys
 from harness import workdir
-from harness.errors import HarnessError, HostUnreachable, SessionAborted, StoreError
+from harness.errors import (
+    ConfigError,
+    HarnessError,
+    HostUnreachable,
+    SessionAborted,
+    StoreError,
+    SystemStartError,
+    WorkloadError,
+)
 from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.session_options import SessionOptions, SessionResult
@@ -122,7 +130,7 @@ class Session:
         try:
             if len(stored) < self.options.budget:
                 self._prepare_workdir()
-                self.system.setup(self.workdir, self.workload)
+                self._setup_system()
             self._loop(stored, observations, references, logged, on_progress)
         except KeyboardInterrupt:
             status = "INTERRUPTED"
@@ -183,6 +191,17 @@ class Session:
                 self.system.teardown()
 
     # -- the work folder --------------------------------------------------------------------
+    def _setup_system(self) -> None:
+        """The system's setup; a setting it refuses, a system that cannot start or input that
+        cannot be made aborts the session with the adapter's message (which names the fix)."""
+        try:
+            self.system.setup(self.workdir, self.workload)
+        except (ConfigError, SystemStartError, WorkloadError) as exc:
+            raise SessionAborted(
+                f"setup failed: {exc}; resume with python -m harness "
+                f"resume={self.store.directory} once it is fixed"
+            ) from exc
+
     def _prepare_workdir(self) -> None:
         workdir.prepare(self.workdir, self.session_id)
 

@@ -37,3 +37,9 @@ NEEDS_CASSANDRA = pytest.mark.skipif(
     ).exists(),
     reason="Cassandra/YCSB not installed from Maven: bash scripts/setup.sh --full",
 )
+NEEDS_HADOOP = pytest.mark.skipif(
+    not (
+        Path(os.environ.get("HARNESS_INSTALLS") or _INSTALLS) / "hadoop" / "bin" / "hadoop-launch"
+    ).exists(),
+    reason="Hadoop not installed from Maven: bash scripts/setup.sh --full",
+)

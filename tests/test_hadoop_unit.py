@@ -6,8 +6,13 @@ LocalExecutors posing as cluster nodes. No Hadoop, Hive or HiBench runs here."""
 from __future__ import annotations
 
 import functools
+import os
+import pwd
 import shutil
+import signal
+import socket
 import stat
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -27,10 +32,12 @@ from harness.remote.cluster import Cluster
 from harness.space import Space, load_catalogue
 from harness.trial import run_test
 from systems.hadoop import (
-    DFSIOWorkload,
+    DFSIOeWorkload,
     HDFSYarnSystem,
     HiBenchWorkload,
     HiveHadoopSystem,
+    TeraSortWorkload,
+    TestDFSIOWorkload,
     commands,
     render,
 )
@@ -163,7 +170,14 @@ def test_each_knob_once_in_its_file_with_the_base_settings() -> None:
     assert parsed["mapred-site"]["mapreduce.job.reduce.slowstart.completedmaps"] == "0.5"
     assert parsed["core-site"]["fs.defaultFS"] == "hdfs://10.0.0.11:8020"
     assert parsed["yarn-site"]["yarn.resourcemanager.hostname"] == "10.0.0.11"
-    assert parsed["hdfs-site"]["dfs.namenode.name.dir"] == "file:///data/hadoop/dfs/name"
+    # The NameNode's folder is the master's own; the other folders are per node (nodes.py).
+    assert parsed["hdfs-site"]["dfs.namenode.name.dir"] == "file:///data/hadoop/10.0.0.11/dfs/name"
+    assert parsed["hdfs-site"]["dfs.namenode.http-address"] == "10.0.0.11:9870"
+    assert parsed["hdfs-site"]["dfs.namenode.secondary.http-address"] == "10.0.0.11:9868"
+    assert parsed["hdfs-site"]["dfs.namenode.safemode.extension"] == "1000"
+    per_node = {"hadoop.tmp.dir", "dfs.datanode.data.dir", "yarn.nodemanager.local-dirs"}
+    assert not per_node & set(seen)
+    assert "yarn.application.classpath" not in seen  # a tarball install: its defaults hold
     assert parsed["mapred-site"]["mapreduce.framework.name"] == "yarn"
     assert parsed["yarn-site"]["yarn.nodemanager.aux-services"] == "mapreduce_shuffle"
 
@@ -200,11 +214,18 @@ def test_a_knob_of_an_unwritten_file_is_refused_not_dropped() -> None:
 def test_workers_and_hadoop_env() -> None:
     assert render.workers_file(LAYOUT.workers) == "10.0.0.11\n10.0.0.12\n10.0.0.13\n"
     original = "# export JAVA_HOME=\nexport HADOOP_OPTS=-Xmx1g\n"
-    once = render.hadoop_env_sh(original, "/data/hadoop", "/usr/lib/jvm/java-11")
+    node = "/data/hadoop/10.0.0.12"
+    once = render.hadoop_env_sh(original, node, "/usr/lib/jvm/java-11", 1024)
     assert once.startswith(original.rstrip("\n"))
-    assert "export HADOOP_LOG_DIR=/data/hadoop/logs" in once
+    assert "export HADOOP_LOG_DIR=/data/hadoop/10.0.0.12/logs" in once
+    assert "export HADOOP_PID_DIR=/data/hadoop/10.0.0.12/pids" in once
     assert "export JAVA_HOME=/usr/lib/jvm/java-11" in once
-    assert render.hadoop_env_sh(once, "/data/hadoop", "/usr/lib/jvm/java-11") == once
+    assert "export HADOOP_HEAPSIZE_MAX=1024m" in once
+    assert render.hadoop_env_sh(once, node, "/usr/lib/jvm/java-11", 1024) == once
+    bare = render.hadoop_env_sh(once, node)  # no JDK, no heap: the install's own choices
+    assert "JAVA_HOME=/usr" not in bare and "HADOOP_HEAPSIZE_MAX" not in bare
+    with pytest.raises(ConfigError):
+        render.hadoop_env_sh(original, "/data/hadoop/x;id")
 
 
 # -- resource consistency -------------------------------------------------------------------------
@@ -467,6 +488,7 @@ def standin(
 
 
 Make = Callable[..., HiveHadoopSystem | HDFSYarnSystem]
+Compose = Callable[..., DictConfig]
 
 
 @pytest.fixture
@@ -493,25 +515,117 @@ def calls(state: Path) -> list[str]:
     return (state / "calls").read_text().splitlines()
 
 
-def test_hive_session_lifecycle_on_standins(make: Make, standin: tuple[Path, Path]) -> None:
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not: it waits for init to reap it)."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat_line.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def live_daemons(state: Path) -> list[str]:
+    """The stand-in daemons still registered (``<daemon>-<node>``) with a live process, or
+    registered by the sbin scripts."""
+    live = []
+    for entry in sorted((state / "live").glob("*")):
+        text = entry.read_text().strip()
+        if text == "sbin" or (text.isdigit() and _alive(int(text))):
+            live.append(entry.name)
+    return live
+
+
+def kill_daemon(state: Path, name: str) -> None:
+    """Kill a stand-in daemon behind the adapter's back, and wait until it is gone for good
+    (``kill -0`` fails), as after a crash."""
+    pid = int((state / "live" / name).read_text())
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30  # orphans are reaped by init, here after a second or two
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"stand-in daemon {name} (pid {pid}) was not reaped")
+
+
+USER = pwd.getpwuid(os.getuid()).pw_name
+#: What `start_mode=daemons` runs on a two-node cluster, in order: each daemon on its node,
+#: the second node's DataNode and NodeManager on their own port block (nodes.PORT_STEP).
+DAEMON_STARTS = [
+    "hdfs --daemon start namenode 127.0.0.1",
+    "hdfs --daemon start datanode 127.0.0.1 127.0.0.1:9866",
+    "hdfs --daemon start datanode 127.0.0.2 127.0.0.2:9876",
+    "yarn --daemon start resourcemanager 127.0.0.1",
+    "yarn --daemon start nodemanager 127.0.0.1 127.0.0.1:8041",
+    "yarn --daemon start nodemanager 127.0.0.2 127.0.0.2:8051",
+]
+DAEMON_STOPS = [
+    "yarn --daemon stop nodemanager 127.0.0.2",
+    "yarn --daemon stop nodemanager 127.0.0.1",
+    "yarn --daemon stop resourcemanager 127.0.0.1",
+    "hdfs --daemon stop datanode 127.0.0.2",
+    "hdfs --daemon stop datanode 127.0.0.1",
+    "hdfs --daemon stop namenode 127.0.0.1",
+]
+TWO_NODES = [
+    "datanode-127.0.0.1",
+    "datanode-127.0.0.2",
+    "namenode-127.0.0.1",
+    "nodemanager-127.0.0.1",
+    "nodemanager-127.0.0.2",
+    "resourcemanager-127.0.0.1",
+]
+
+
+@pytest.mark.parametrize("mode", ["daemons", "sbin"])
+def test_hive_session_lifecycle_on_standins(
+    make: Make, standin: tuple[Path, Path], mode: str
+) -> None:
     base, state = standin
-    system = make()
+    system = make(start_mode=mode)
     join = HiBenchWorkload("sql", "join", scale_profile="tiny")
     system.setup(base / "work", join)
-    data = base / "data"
-    assert (data / "dfs/name/current/VERSION").exists()  # formatted once
-    assert (data / "conf/log4j.properties").exists()  # the install's files copied
-    assert "stand.in.user.setting" not in (data / "conf/core-site.xml").read_text()
-    assert (data / "conf/workers").read_text() == "127.0.0.1\n127.0.0.2\n"
-    assert "HADOOP_LOG_DIR=" in (data / "conf/hadoop-env.sh").read_text()
-    assert "/PATH/TO/YOUR" not in (data / "hibench-conf/hadoop.conf").read_text()
-    assert (data / "hibench-conf/hibench.conf").exists()
-    log = calls(state)
-    assert (
-        log.index("hdfs namenode -format -nonInteractive")
-        < log.index(f"start-dfs {data}/conf")
-        < log.index(f"start-yarn {data}/conf")
+    master, second = base / "data/127.0.0.1", base / "data/127.0.0.2"
+    assert (master / "dfs/name/current/VERSION").exists()  # formatted once
+    for node in (master, second):  # every node has its own folder
+        assert (node / "conf/log4j.properties").exists()  # the install's files copied
+        assert "stand.in.user.setting" not in (node / "conf/core-site.xml").read_text()
+        assert (node / "conf/workers").read_text() == "127.0.0.1\n127.0.0.2\n"
+        env_sh = (node / "conf/hadoop-env.sh").read_text()
+        assert f"HADOOP_LOG_DIR={node}/logs" in env_sh and f"HADOOP_PID_DIR={node}/pids" in env_sh
+        assert "HADOOP_HEAPSIZE_MAX=1024m" in env_sh  # daemon_heap_mb's default
+    hdfs2 = parse_xml((second / "conf/hdfs-site.xml").read_text())
+    assert hdfs2["dfs.namenode.name.dir"] == f"file://{master}/dfs/name"
+    assert hdfs2["dfs.datanode.data.dir"] == f"file://{second}/dfs/data"
+    assert hdfs2["dfs.datanode.hostname"] == "127.0.0.2"
+    assert parse_xml((second / "conf/core-site.xml").read_text())["hadoop.tmp.dir"] == (
+        f"{second}/tmp"
     )
+    yarn2 = parse_xml((second / "conf/yarn-site.xml").read_text())
+    assert yarn2["yarn.nodemanager.local-dirs"] == f"{second}/yarn/local"
+    mapred2 = parse_xml((second / "conf/mapred-site.xml").read_text())
+    assert mapred2["mapreduce.shuffle.port"] == "13572"  # its own port block on this machine
+    assert "/PATH/TO/YOUR" not in (master / "hibench-conf/hadoop.conf").read_text()
+    assert (master / "hibench-conf/hibench.conf").exists()
+    log = calls(state)
+    formatted = log.index("hdfs namenode -format -nonInteractive")
+    if mode == "daemons":
+        assert [c for c in log if " --daemon " in c] == DAEMON_STARTS
+        assert formatted < log.index(DAEMON_STARTS[0])
+        assert not [c for c in log if c.startswith("start-")]
+        assert (master / f"pids/hadoop-{USER}-namenode.pid").exists()
+        assert (second / f"pids/hadoop-{USER}-datanode.pid").exists()
+        assert (second / f"logs/hadoop-{USER}-nodemanager-127.0.0.2.log").exists()
+    else:
+        assert (
+            formatted
+            < log.index(f"start-dfs {master}/conf")
+            < log.index(f"start-yarn {master}/conf")
+        )
+        assert not [c for c in log if " --daemon " in c]
+    assert live_daemons(state) == TWO_NODES
     assert "prepare join tiny hdfs://127.0.0.1:8020" in log
 
     objective = Objective.for_workload(join.metrics)
@@ -523,14 +637,20 @@ def test_hive_session_lifecycle_on_standins(make: Make, standin: tuple[Path, Pat
         "throughput_bytes_s": 32903168,
         "throughput_node_bytes_s": 10967722,
     }
-    mapred = parse_xml((data / "conf/mapred-site.xml").read_text())
-    assert mapred["mapreduce.job.reduces"] == "7"
+    for node in (master, second):  # the knobs reach every node
+        assert (
+            parse_xml((node / "conf/mapred-site.xml").read_text())["mapreduce.job.reduces"] == "7"
+        )
     assert (
-        parse_xml((data / "hive-conf/hive-site.xml").read_text())["hive.execution.engine"] == "mr"
+        parse_xml((master / "hive-conf/hive-site.xml").read_text())["hive.execution.engine"]
+        == "mr"
     )
     assert "run join tiny maps=2 reduces=7" in calls(state)  # HiBench follows the knobs
-    tail = calls(state)[-4:]
-    assert tail[-2:] == [f"stop-yarn {data}/conf", f"stop-dfs {data}/conf"]
+    if mode == "daemons":
+        assert calls(state)[-6:] == DAEMON_STOPS  # the trial stopped the cluster
+    else:
+        assert calls(state)[-2:] == [f"stop-yarn {master}/conf", f"stop-dfs {master}/conf"]
+    assert live_daemons(state) == []
     system.teardown()
 
 
@@ -557,13 +677,21 @@ def test_workload_failures_become_failed_tests(make: Make, standin: tuple[Path, 
     (state / "join_duration").write_text(".875")
     assert join.run(system, 120)["duration_s"] == 0.875
     system.stop()
+    assert live_daemons(state) == []
 
 
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("daemons", "namenode on node1 exited 1 on node1"),
+        ("sbin", "start-dfs.sh exited 1 on node1"),
+    ],
+)
 def test_daemon_that_will_not_start_is_a_crash_with_its_log(
-    make: Make, standin: tuple[Path, Path]
+    make: Make, standin: tuple[Path, Path], mode: str, message: str
 ) -> None:
     base, state = standin
-    system = make()
+    system = make(start_mode=mode)
     join = HiBenchWorkload("sql", "join", scale_profile="tiny")
     system.setup(base / "work", join)
     (state / "namenode_fails").touch()
@@ -572,9 +700,14 @@ def test_daemon_that_will_not_start_is_a_crash_with_its_log(
         system, join, objective, system.space.default(), trial=1, start_timeout_s=120
     )
     assert observation.status is Status.CRASHED
-    assert "start-dfs.sh exited 1 on node1" in observation.message
+    assert message in observation.message
     assert "BindException" in observation.extra["log_tail"]
     (state / "namenode_fails").unlink()
+    if mode == "daemons":  # a worker's daemon: named with its host
+        (state / "datanode_fails").write_text("127.0.0.2")
+        with pytest.raises(SystemStartError, match="datanode on node2 exited 1 on node2"):
+            system.start(10.0)
+        (state / "datanode_fails").unlink()
     (state / "unhealthy").touch()
     with pytest.raises(SystemStartError, match=r"1/2 NodeManagers RUNNING .*UNHEALTHY") as info:
         system.start(3.0)
@@ -584,6 +717,26 @@ def test_daemon_that_will_not_start_is_a_crash_with_its_log(
     with pytest.raises(SystemStartError, match="1/2 DataNodes live"):
         system.start(3.0)
     system.teardown()
+    assert live_daemons(state) == []
+
+
+def test_a_daemon_that_dies_is_found_and_health_says_so(
+    make: Make, standin: tuple[Path, Path]
+) -> None:
+    base, state = standin
+    system = make(HDFSYarnSystem)
+    system.setup(base / "work", TestDFSIOWorkload())
+    system.check_daemons()  # all running
+    assert system.health(30) is None
+    kill_daemon(state, "datanode-127.0.0.2")
+    with pytest.raises(WorkloadError, match="datanode on node2 stopped during the test") as info:
+        system.check_daemons()
+    assert f"hadoop-{USER}-datanode-127.0.0.2.log" in info.value.output_tail  # its own log
+    assert system.health(30) == "1/2 DataNodes live (0 dead)"
+    system.start(30)  # a restart brings it back
+    system.check_daemons()
+    system.teardown()
+    assert live_daemons(state) == []
 
 
 def test_reject_policy_crashes_the_test_without_starting(
@@ -593,25 +746,29 @@ def test_reject_policy_crashes_the_test_without_starting(
     system = make(memory_policy="reject")
     join = HiBenchWorkload("sql", "join", scale_profile="tiny")
     system.setup(base / "work", join)
-    starts = calls(state).count(f"start-dfs {base}/data/conf")
+    starts = calls(state).count(DAEMON_STARTS[0])
+    assert starts == 1
     config = {**system.space.default(), "yarn.app.mapreduce.am.resource.mb": 12000}
     observation = run_test(system, join, Objective.for_workload(join.metrics), config, trial=1)
     assert observation.status is Status.CRASHED
     assert "12000 exceeds 8192" in observation.message
-    assert calls(state).count(f"start-dfs {base}/data/conf") == starts
+    assert calls(state).count(DAEMON_STARTS[0]) == starts
+    system.teardown()
 
 
-def test_hdfs_dfsio_on_standins(make: Make, standin: tuple[Path, Path]) -> None:
+def test_hdfs_dfsioe_on_standins(make: Make, standin: tuple[Path, Path]) -> None:
     base, state = standin
     system = make(HDFSYarnSystem, nodes=3)
-    dfsio = DFSIOWorkload("write", scale_profile="tiny")
+    dfsio = DFSIOeWorkload("write", scale_profile="tiny")
     system.setup(base / "work", dfsio)
     assert dfsio.run_script == "run-write.sh"  # found the release's name
-    assert not (base / "data/hive-conf").exists()
+    master = base / "data/127.0.0.1"
+    assert not (master / "hive-conf").exists()
+    assert "hdfs --daemon start datanode 127.0.0.3 127.0.0.3:9886" in calls(state)
     system.apply({"dfs.blocksize": 64, "dfs.replication": 3})
-    assert parse_xml((base / "data/conf/hdfs-site.xml").read_text())["dfs.blocksize"] == str(
-        64 * 2**20
-    )
+    for address in ("127.0.0.1", "127.0.0.2", "127.0.0.3"):
+        hdfs = parse_xml((base / "data" / address / "conf/hdfs-site.xml").read_text())
+        assert hdfs["dfs.blocksize"] == str(64 * 2**20)
     system.start(120)
     (state / "dfsio_exec_s").write_text("64")
     metrics = dfsio.run(system, 120)
@@ -619,6 +776,142 @@ def test_hdfs_dfsio_on_standins(make: Make, standin: tuple[Path, Path]) -> None:
     assert metrics["exec_time_s"] == 64 and metrics["duration_s"] == 88.127
     (state / "dfsio_exec_s").write_text("128")
     assert dfsio.run(system, 120)["throughput_mb_s"] == pytest.approx(32.0)  # the new block
+    system.teardown()
+    assert live_daemons(state) == []
+
+
+def test_testdfsio_on_standins_needs_no_hibench(make: Make, standin: tuple[Path, Path]) -> None:
+    base, state = standin
+    system = make(HDFSYarnSystem, hibench_home="/nonexistent/HiBench")
+    write = TestDFSIOWorkload("write", files=2, file_mb=16, base_dir="/bench/dfsio")
+    system.setup(base / "work", write)  # HiBench is checked by HiBench workloads only
+    results = base / "data/127.0.0.1/dfsio_results.txt"  # on the load host, in its folder
+    (state / "dfsio_exec_s").write_text("8")
+    assert write.run(system, 60) == {
+        "throughput_mb_s": 4.0,  # 2 x 16 MB in 8 s
+        "task_throughput_mb_s": 31.5,
+        "avg_io_rate_mb_s": 33.08,
+        "exec_time_s": 8.0,
+    }
+    assert (
+        "hadoop org.apache.hadoop.fs.TestDFSIO -D test.build.data=/bench/dfsio -write "
+        f"-nrFiles 2 -size 16MB -resFile {results}"
+    ) in calls(state)
+    (state / "dfsio_exec_s").write_text("16")
+    assert write.run(system, 60)["throughput_mb_s"] == 2.0  # this run's block, not the first
+    read = TestDFSIOWorkload("read", files=3, file_mb=16, base_dir="/bench/dfsio")
+    with pytest.raises(
+        WorkloadError, match=r"TestDFSIO read failed on node1 \(Job job_\S+ failed"
+    ):
+        read.run(system, 60)  # no files of that size were written
+    read.prepare(system, base / "work")  # writes the files it reads
+    assert read.run(system, 60)["throughput_mb_s"] == 3.0
+    (state / "job_fails").touch()
+    with pytest.raises(WorkloadError, match="failed with state FAILED") as info:
+        write.run(system, 60)
+    assert "Job failed!" in info.value.output_tail
+    (state / "job_fails").unlink()
+    kill_daemon(state, "nodemanager-127.0.0.2")  # a run on a crippled cluster does not count
+    with pytest.raises(WorkloadError, match="nodemanager on node2 stopped during the test"):
+        write.run(system, 60)
+    system.teardown()
+    assert live_daemons(state) == []
+
+
+def test_terasort_on_standins(make: Make, standin: tuple[Path, Path]) -> None:
+    base, state = standin
+    system = make(HDFSYarnSystem)
+    sort = TeraSortWorkload(rows=5000, base_dir="/bench/ts")
+    system.setup(base / "work", sort)  # TeraGen, once
+    log = calls(state)
+    cleaned = log.index("hdfs dfs -rm -r -f -skipTrash /bench/ts/in")
+    assert cleaned < log.index(
+        "hadoop org.apache.hadoop.examples.terasort.TeraGen 5000 /bench/ts/in"
+    )
+    metrics = sort.run(system, 60)
+    assert calls(state)[-2:] == [
+        "hdfs dfs -rm -r -f -skipTrash /bench/ts/out",
+        "hadoop org.apache.hadoop.examples.terasort.TeraSort /bench/ts/in /bench/ts/out",
+    ]
+    assert metrics["duration_s"] > 0
+    assert metrics["rows_per_s"] == pytest.approx(5000 / metrics["duration_s"])
+    other = TeraSortWorkload(rows=5000, base_dir="/bench/elsewhere")  # no TeraGen ran for it
+    with pytest.raises(WorkloadError, match="TeraSort failed on node1"):
+        other.run(system, 60)
+    system.teardown()
+    assert live_daemons(state) == []
+
+
+def test_a_load_host_apart_gets_a_client_folder(make: Make, standin: tuple[Path, Path]) -> None:
+    base, state = standin
+    sut = (Node("node1", "127.0.0.1"), Node("node2", "127.0.0.2"))
+    system = make(cluster=Cluster(sut, Node("client", "127.0.0.9")))
+    system.setup(base / "work", HiBenchWorkload("sql", "join", scale_profile="tiny"))
+    client = base / "data/127.0.0.9"
+    env_sh = (client / "conf/hadoop-env.sh").read_text()
+    assert f"HADOOP_LOG_DIR={client}/logs" in env_sh
+    hdfs = parse_xml((client / "conf/hdfs-site.xml").read_text())
+    assert hdfs["dfs.client.use.datanode.hostname"] == "true"  # a client of the DataNodes
+    assert "dfs.datanode.hostname" not in hdfs and "dfs.datanode.data.dir" not in hdfs
+    assert "yarn.nodemanager.hostname" not in parse_xml(
+        (client / "conf/yarn-site.xml").read_text()
+    )
+    assert (client / "hive-conf/hive-site.xml").exists()  # Hive runs on the load host
+    assert not (base / "data/127.0.0.1/hive-conf").exists()
+    assert (client / "hibench-conf/hibench.conf").exists()
+    assert not [c for c in calls(state) if "--daemon" in c and "127.0.0.9" in c]  # no daemon
+    system.teardown()
+    assert live_daemons(state) == []
+
+
+def test_hibench_on_a_load_host_apart_uses_the_load_hosts_conf(
+    make: Make, standin: tuple[Path, Path]
+) -> None:
+    """HiBench runs on the load host: its HADOOP_CONF_DIR and hadoop.conf name the load
+    host's folder (a load host on another machine has no copy of the master's)."""
+    base, state = standin
+    sut = (Node("node1", "127.0.0.1"), Node("node2", "127.0.0.2"))
+    system = make(cluster=Cluster(sut, Node("client", "127.0.0.9")))
+    join = HiBenchWorkload("sql", "join", scale_profile="tiny")
+    try:
+        system.setup(base / "work", join)
+        join.run(system, 60)
+        conf = base / "data/127.0.0.9/conf"
+        assert f"join conf {conf} {conf}" in calls(state)  # HADOOP_CONF_DIR, configure.dir
+    finally:
+        system.teardown()
+
+
+def test_a_load_host_on_a_sut_nodes_address_keeps_the_nodes_settings(
+    make: Make, standin: tuple[Path, Path]
+) -> None:
+    """A load host at a SUT node's address is that node's machine and folder: its client-only
+    site files must not replace the node's."""
+    base, _ = standin
+    sut = (Node("node1", "127.0.0.1"), Node("node2", "127.0.0.2"))
+    system = make(HDFSYarnSystem, cluster=Cluster(sut, Node("client", "127.0.0.1")))
+    try:
+        system.setup(base / "work", TestDFSIOWorkload())
+        hdfs = parse_xml((base / "data/127.0.0.1/conf/hdfs-site.xml").read_text())
+        assert hdfs.get("dfs.datanode.hostname") == "127.0.0.1"
+    finally:
+        system.teardown()
+
+
+def test_a_maven_install_gets_the_containers_classpath(
+    make: Make, standin: tuple[Path, Path]
+) -> None:
+    base, _ = standin
+    (base / "inst/hadoop/bin/hadoop-launch").write_text("#!/bin/sh\nexit 1\n")  # its mark
+    system = make(HDFSYarnSystem)
+    system.setup(base / "work", TestDFSIOWorkload())
+    assert system.layout is not None and system.layout.maven
+    for address in ("127.0.0.1", "127.0.0.2"):
+        conf = base / "data" / address / "conf"
+        yarn = parse_xml((conf / "yarn-site.xml").read_text())
+        assert yarn["yarn.application.classpath"] == f"$HADOOP_CONF_DIR,{base}/inst/hadoop/lib/*"
+        mapred = parse_xml((conf / "mapred-site.xml").read_text())
+        assert mapred["mapreduce.application.classpath"] == f"{base}/inst/hadoop/lib/*"
     system.teardown()
 
 
@@ -628,19 +921,25 @@ def test_hive_lifecycle_over_ssh_on_standins(
     private_sshd: PrivateSSHD, make: Make, standin: tuple[Path, Path]
 ) -> None:
     """The same lifecycle through the SSH executor and a real private sshd on 127.0.0.1:
-    env passing, remote file writes and reads, remote command quoting."""
+    env passing, remote file writes and reads, remote command quoting. One node (every Hadoop
+    node needs an address of its own, and the sshd has one)."""
     from harness.remote import Host
     from harness.remote.ssh import SSHExecutor
 
     base, state = standin
-    nodes = tuple(
-        SSHExecutor(Host.from_mapping(private_sshd.host(name=f"node{i}"), {})) for i in (1, 2)
-    )
+    node = SSHExecutor(Host.from_mapping(private_sshd.host(name="node1"), {}))
     try:
-        system = make(cluster=Cluster(nodes, nodes[0]))
+        system = make(cluster=Cluster((node,), node))
         join = HiBenchWorkload("sql", "join", scale_profile="tiny")
         system.setup(base / "work", join)
-        assert (base / "data/conf/workers").read_text() == "127.0.0.1\n"  # one address
+        assert (base / "data/127.0.0.1/conf/workers").read_text() == "127.0.0.1\n"
+        assert live_daemons(state) == [
+            "datanode-127.0.0.1",
+            "namenode-127.0.0.1",
+            "nodemanager-127.0.0.1",
+            "resourcemanager-127.0.0.1",
+        ]
+        system.check_daemons()  # pid files and `kill -0` over SSH
         observation = run_test(
             system,
             join,
@@ -653,13 +952,13 @@ def test_hive_lifecycle_over_ssh_on_standins(
         assert observation.metrics["duration_s"] == 58.417
         assert "run join tiny maps=2 reduces=1" in calls(state)
         system.teardown()
+        assert live_daemons(state) == []  # sshd's children carry no leak marker: check here
     finally:
-        for node in nodes:
-            node.close()
+        node.close()
 
 
 def test_missing_installs_name_host_and_config_key(make: Make, standin: tuple[Path, Path]) -> None:
-    base, _ = standin
+    base, state = standin
     join = HiBenchWorkload("sql", "join", scale_profile="tiny")
     cases = [
         ({"hadoop_home": "/nonexistent/hadoop"}, "system.adapter.hadoop_home"),
@@ -668,10 +967,60 @@ def test_missing_installs_name_host_and_config_key(make: Make, standin: tuple[Pa
         ({"java_home": "/nonexistent/jdk"}, "system.adapter.java_home"),
     ]
     for kwargs, key in cases:
-        with pytest.raises(ConfigError, match=rf"not found on host node1: set {key}"):
-            make(**kwargs).setup(base / "work", join)
+        system = make(**kwargs)
+        try:
+            with pytest.raises(ConfigError, match=rf"not found on host node1: set {key}"):
+                system.setup(base / "work", join)
+        finally:
+            system.teardown()  # HiBench is checked by the workload, on the running cluster
+    no_sbin = base / "inst/no-sbin"  # a Hadoop without the sbin scripts: start_mode=sbin only
+    shutil.copytree(base / "inst/hadoop", no_sbin, ignore=shutil.ignore_patterns("sbin"))
+    with pytest.raises(ConfigError, match=r"sbin/start-dfs\.sh not found on host node1"):
+        make(hadoop_home=str(no_sbin), start_mode="sbin").preflight()
+    make(hadoop_home=str(no_sbin))._check_installs()  # daemons mode needs no sbin scripts
+    fresh = make(format_namenode=False, data_root=str(base / "fresh"))
     with pytest.raises(ConfigError, match="format_namenode=true"):
-        make(format_namenode=False).setup(base / "work", join)
+        fresh.setup(base / "work", join)
+    assert live_daemons(state) == []
+
+
+def test_a_setup_refusal_aborts_the_session_with_its_message(
+    compose_cfg: Compose, standin: tuple[Path, Path]
+) -> None:
+    from harness import api
+
+    base, state = standin
+    cfg = compose_cfg(
+        "system=hdfs",
+        "workload=dfsio",
+        "budget=1",
+        "tuner=random",
+        f"system.adapter.hadoop_home={base}/inst/hadoop",
+        f"system.adapter.data_root={base}/fresh",
+        "system.adapter.format_namenode=false",
+        "system.adapter.start_mode=sbin",  # preflight: no check of this machine's ports
+    )
+    result = api.run(api.prepare(cfg))
+    assert result.status == "ABORTED" and not result.observations
+    assert result.message.startswith(f"setup failed: hdfs: no NameNode in {base}/fresh/")
+    assert "format_namenode=true" in result.message and "(a bug" not in result.message
+    assert live_daemons(state) == []
+
+
+def test_preflight_names_the_taken_port(make: Make, standin: tuple[Path, Path]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(
+            ConfigError, match=rf"127\.0\.0\.1:{port} is already in use.*namenode_port"
+        ):
+            make(namenode_port=port).preflight()
+        make(namenode_port=port, start_mode="sbin").preflight()  # the scripts choose ports
+    with pytest.raises(ConfigError, match=r"set system\.adapter\.hadoop_home"):
+        make(hadoop_home="/nonexistent/hadoop").preflight()
+    with pytest.raises(ConfigError, match="start_mode 'ssh'"):
+        make(start_mode="ssh")
 
 
 def test_bad_cluster_addresses_fail_at_setup(make: Make, standin: tuple[Path, Path]) -> None:
@@ -680,6 +1029,10 @@ def test_bad_cluster_addresses_fail_at_setup(make: Make, standin: tuple[Path, Pa
     system = make(cluster=Cluster((evil,), evil))
     with pytest.raises(ConfigError, match="host name"):
         system.setup(base / "work", HiBenchWorkload("sql", "join"))
+    twins = (Node("node1", "127.0.0.1"), Node("node2", "127.0.0.1"))
+    with pytest.raises(ConfigError, match=r"SUT hosts share an address \(127.0.0.1, 127.0.0.1\)"):
+        make(cluster=Cluster(twins, twins[0])).setup(base / "work", HiBenchWorkload("sql", "join"))
+    assert not (base / "data").exists()  # refused before anything was made
 
 
 @pytest.mark.parametrize("cls", [HiveHadoopSystem, HDFSYarnSystem])
@@ -699,14 +1052,13 @@ def test_hdfs_system_refuses_hive_knobs() -> None:
 
 
 # -- compose --------------------------------------------------------------------------------------
-Compose = Callable[..., DictConfig]
 
 
 @pytest.mark.parametrize(
     ("system", "workloads", "default"),
     [
         ("hive", {"join", "pagerank", "kmeans", "terasort"}, "join"),
-        ("hdfs", {"dfsio", "dfsio_read", "terasort"}, "dfsio"),
+        ("hdfs", {"dfsio", "dfsio_read", "dfsioe", "terasort"}, "dfsio"),
     ],
 )
 def test_compose(compose_cfg: Compose, system: str, workloads: set[str], default: str) -> None:
@@ -716,6 +1068,7 @@ def test_compose(compose_cfg: Compose, system: str, workloads: set[str], default
 
     adapter = instantiate(cfg.system.adapter)
     assert adapter.kind == "remote" and adapter.name == system
+    assert adapter.start_mode == "daemons" and adapter.daemon_heap_mb == 1024
     workload = make_workload(cfg)
     assert workload.name == default
     cfg30 = compose_cfg(
@@ -726,3 +1079,20 @@ def test_compose(compose_cfg: Compose, system: str, workloads: set[str], default
     adapter = instantiate(cfg30.system.adapter)
     assert adapter.space.dim == (30 if system == "hive" else 20)
     assert adapter.hadoop_home == "/srv/hadoop-3.3.6"
+
+
+@pytest.mark.parametrize(
+    ("name", "cls", "params"),
+    [
+        ("dfsio", TestDFSIOWorkload, {"mode": "write", "files": 4, "file_mb": 128}),
+        ("dfsio_read", TestDFSIOWorkload, {"mode": "read", "files": 4, "file_mb": 128}),
+        ("dfsioe", DFSIOeWorkload, {"mode": "write", "scale_profile": "small"}),
+        ("terasort", TeraSortWorkload, {"rows": 1000000}),
+    ],
+)
+def test_hdfs_workloads_compose(
+    compose_cfg: Compose, name: str, cls: type, params: dict[str, object]
+) -> None:
+    workload = make_workload(compose_cfg("system=hdfs", f"workload={name}"))
+    assert type(workload) is cls and workload.name == name
+    assert params.items() <= workload.params().items()

@@ -1,14 +1,18 @@
-"""Hive on Hadoop and HDFS/YARN clusters (Hadoop 3 sbin scripts, HiBench workloads)."""
+"""Hive on Hadoop and HDFS/YARN clusters: Hadoop 3 from Maven (or a cluster's tarball),
+daemons started node by node; Hadoop's own TestDFSIO and TeraSort jobs, and HiBench's."""
 
 from systems.hadoop.hdfs import HDFSYarnSystem
 from systems.hadoop.hive import HiveHadoopSystem
+from systems.hadoop.jobs import TeraSortWorkload, TestDFSIOWorkload
 from systems.hadoop.system import HadoopSystem
-from systems.hadoop.workload import DFSIOWorkload, HiBenchWorkload
+from systems.hadoop.workload import DFSIOeWorkload, HiBenchWorkload
 
 __all__ = [
-    "DFSIOWorkload",
+    "DFSIOeWorkload",
     "HDFSYarnSystem",
     "HadoopSystem",
     "HiBenchWorkload",
     "HiveHadoopSystem",
+    "TeraSortWorkload",
+    "TestDFSIOWorkload",
 ]

@@ -96,6 +96,10 @@ class HiBenchHost(ABC):
         """The host that runs HiBench's scripts."""
 
     @abstractmethod
+    def check_hibench(self) -> None:
+        """ConfigError naming system.adapter.hibench_home if HiBench is not on the load host."""
+
+    @abstractmethod
     def hibench_env(self) -> dict[str, str]:
         """Environment of HiBench's scripts on the load host."""
 

@@ -32,7 +32,7 @@ class HiveHadoopSystem(HadoopSystem):
 
     @property
     def hive_conf_dir(self) -> str:
-        return f"{self.data_root}/hive-conf"
+        return f"{self.root_of(self.load)}/hive-conf"
 
     def _check_installs(self) -> None:
         super()._check_installs()

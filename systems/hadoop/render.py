@@ -166,8 +166,11 @@ class Layout:
     master: str  # NameNode and ResourceManager address
     workers: tuple[str, ...]  # DataNode/NodeManager addresses (the `workers` file)
     hadoop_home: str
-    data_root: str  # hadoop.tmp.dir, HDFS and NodeManager dirs below it
+    data_root: str  # one folder per node below it: <data_root>/<node address>
     namenode_port: int = 8020
+    #: A Maven install (bin/hadoop-launch, every jar in lib/): YARN containers need its
+    #: classpath spelled out (the tarball's defaults name share/hadoop/*).
+    maven: bool = False
 
     def __post_init__(self) -> None:
         check_host(self.master, "master address")
@@ -184,26 +187,38 @@ class Layout:
     def default_fs(self) -> str:
         return f"hdfs://{self.master}:{self.namenode_port}"
 
+    def node_root(self, address: str) -> str:
+        """The node's own folder: conf, logs, pids, HDFS and YARN dirs (nodes may share a
+        machine, as on loopback addresses, so every node has its own)."""
+        return f"{self.data_root}/{check_host(address, 'node address')}"
+
+    def conf_dir(self, address: str) -> str:
+        return f"{self.node_root(address)}/conf"
+
     @property
     def name_dir(self) -> str:
-        return f"{self.data_root}/dfs/name"
+        return f"{self.node_root(self.master)}/dfs/name"
 
 
 def base_properties(layout: Layout) -> dict[str, dict[str, str]]:
-    """The settings that make a working cluster, per site file (no knobs among them)."""
-    root, home = layout.data_root, layout.hadoop_home
+    """The settings that make a working cluster, per site file (no knobs among them); the
+    per-node ones (folders, bind addresses) are :func:`systems.hadoop.nodes.node_properties`."""
+    home = layout.hadoop_home
     mapred_env = f"HADOOP_MAPRED_HOME={home}"
-    return {
-        "core-site": {"fs.defaultFS": layout.default_fs, "hadoop.tmp.dir": f"{root}/tmp"},
+    files: dict[str, dict[str, str]] = {
+        "core-site": {"fs.defaultFS": layout.default_fs},
         "hdfs-site": {
             "dfs.namenode.name.dir": f"file://{layout.name_dir}",
-            "dfs.datanode.data.dir": f"file://{root}/dfs/data",
+            # The web UIs have no authentication: keep them on the master's address.
+            "dfs.namenode.http-address": f"{layout.master}:9870",
+            "dfs.namenode.secondary.http-address": f"{layout.master}:9868",
+            # Every test restarts the cluster: leave safe mode once the blocks are reported,
+            # not 30 s later (the extension guards rolling restarts of big clusters).
+            "dfs.namenode.safemode.extension": "1000",
         },
         "yarn-site": {
             "yarn.resourcemanager.hostname": layout.master,
             "yarn.nodemanager.aux-services": "mapreduce_shuffle",
-            "yarn.nodemanager.local-dirs": f"{root}/yarn/local",
-            "yarn.nodemanager.log-dirs": f"{root}/yarn/logs",
             "yarn.nodemanager.env-whitelist": _ENV_WHITELIST,
             # JVMs reserve far more virtual than physical memory; the default 2.1
             # vmem ratio check kills healthy task containers on modern JDKs.
@@ -217,6 +232,10 @@ def base_properties(layout: Layout) -> dict[str, dict[str, str]]:
         },
         "hive-site": {"hive.execution.engine": "mr"},
     }
+    if layout.maven:
+        files["yarn-site"]["yarn.application.classpath"] = f"$HADOOP_CONF_DIR,{home}/lib/*"
+        files["mapred-site"]["mapreduce.application.classpath"] = f"{home}/lib/*"
+    return files
 
 
 def reconcile(
@@ -309,6 +328,7 @@ def render_sites(
     layout: Layout,
     sites: Iterable[str] = SITES,
     extra: Mapping[str, Mapping[str, Any]] | None = None,
+    node: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, str]:
     """``{"core-site.xml": text, ...}`` for a complete, reconciled configuration.
 
@@ -318,6 +338,9 @@ def render_sites(
     """
     sites = tuple(sites)
     files = {site: dict(props) for site, props in base_properties(layout).items() if site in sites}
+    for site, props in (node or {}).items():  # this node's folders and addresses
+        if site in files:
+            files[site].update(props)
     for site, props in (extra or {}).items():
         if site not in sites:
             raise ConfigError(
@@ -357,16 +380,20 @@ def workers_file(workers: Iterable[str]) -> str:
 ENV_MARK = "# --- added by the ClassyTune harness ---"
 
 
-def hadoop_env_sh(original: str, data_root: str, java_home: str | None = None) -> str:
-    """The install's ``hadoop-env.sh`` plus our block: logs and pid files under the data
-    root on every node (the sbin scripts source this file on each worker), JAVA_HOME if given.
+def hadoop_env_sh(
+    original: str, node_root: str, java_home: str | None = None, heap_mb: int | None = None
+) -> str:
+    """The install's ``hadoop-env.sh`` plus our block: the node's log and pid folders (Hadoop's
+    scripts source this file on each node), JAVA_HOME and the daemons' heap if given.
     Idempotent: an earlier harness block is replaced, not repeated."""
     kept = original.split(ENV_MARK, 1)[0].rstrip("\n")
     lines = [
         ENV_MARK,
-        f"export HADOOP_LOG_DIR={check_path(data_root, 'data_root')}/logs",
-        f"export HADOOP_PID_DIR={data_root}/pids",
+        f"export HADOOP_LOG_DIR={check_path(node_root, 'data_root')}/logs",
+        f"export HADOOP_PID_DIR={node_root}/pids",
     ]
     if java_home:
         lines.append(f"export JAVA_HOME={check_path(java_home, 'system.adapter.java_home')}")
+    if heap_mb:
+        lines.append(f"export HADOOP_HEAPSIZE_MAX={int(heap_mb)}m")
     return (kept + "\n\n" if kept else "") + "\n".join(lines) + "\n"

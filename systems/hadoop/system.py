@@ -1,13 +1,13 @@
 """Hadoop clusters as systems under tune: Hive on Hadoop, and HDFS/YARN.
 
-The adapter drives an *existing* Hadoop 3 install on every node (and HiBench, plus Hive for
-``hive``, on the load host); it installs nothing. Per session it creates, under ``data_root``
-on every node, a private configuration folder (a copy of ``$HADOOP_HOME/etc/hadoop`` with our
-site files, ``workers`` and a ``hadoop-env.sh`` that puts logs and pids under the data root),
-formats a NameNode there if it has none, starts HDFS and YARN and lets HiBench generate its
-input. Per test it renders the site files from the configuration, writes them to every node,
-restarts the daemons with the standard ``sbin`` scripts on the master (which reach the workers
-by ssh, as Hadoop always does) and waits until the NameNode has left safe mode and every
+The adapter drives a Hadoop 3 install on every node: the Maven-built one of
+``scripts/setup.sh --full`` (``.installs/hadoop``) or a cluster's own tarball. Per session it
+creates, below ``data_root`` on every node, the node's own folder (``<data_root>/<address>``: a
+configuration folder copied from the install's ``etc/hadoop`` with our site files and a
+``hadoop-env.sh`` that puts logs and pid files there, HDFS and YARN dirs), formats a NameNode if
+there is none and starts the cluster. Per test it renders each node's site files from the
+configuration, restarts the daemons node by node (:mod:`systems.hadoop.daemons`; or with the
+``sbin`` scripts, ``start_mode=sbin``) and waits until the NameNode has left safe mode and every
 DataNode and NodeManager is live. All commands go through the cluster's executors.
 """
 
@@ -18,21 +18,24 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, ExecutorError, KnobError
+from harness.config import install_dir as harness_install_dir
+from harness.errors import ConfigError, ExecutorError, KnobError, WorkloadError
 from harness.executor import CommandResult, CommandTimeout, Executor, tail
-from harness.process import Deadline, run_step, wait_ready
+from harness.process import Deadline, StartFailed, run_step, wait_ready
 from harness.remote.cluster import Cluster
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
-from systems.hadoop import commands, health, render
+from systems.hadoop import commands, daemons, health, render
 from systems.hadoop.hibench import HARNESS_CONF, HiBenchHost, harness_conf, hibench_hadoop_conf
+from systems.hadoop.nodes import node_properties
+from systems.hadoop.topology import HadoopTopology
 
 __all__ = ["HadoopSystem"]
 
 log = logging.getLogger(__name__)
 
 
-class HadoopSystem(System, HiBenchHost):
+class HadoopSystem(HadoopTopology, System, HiBenchHost):
     """Shared lifecycle of the Hadoop systems; subclasses choose the site files and knobs."""
 
     placement = "cluster"
@@ -43,7 +46,7 @@ class HadoopSystem(System, HiBenchHost):
     def __init__(
         self,
         knob_set: str = "10",
-        hadoop_home: str = "/opt/hadoop",
+        hadoop_home: str | None = None,
         hibench_home: str = "/opt/HiBench",
         java_home: str | None = None,
         data_root: str | None = None,
@@ -55,6 +58,8 @@ class HadoopSystem(System, HiBenchHost):
         site_properties: Mapping[str, Mapping[str, Any]] | None = None,
         setup_start_timeout_s: float = 600.0,
         poll_s: float = 2.0,
+        start_mode: str = "daemons",
+        daemon_heap_mb: int | None = 1024,
         cluster: Cluster | None = None,
     ) -> None:
         super().__init__(load_catalogue(render.CATALOGUE, str(knob_set)))
@@ -69,7 +74,9 @@ class HadoopSystem(System, HiBenchHost):
         # Render every knob of our files: the tested ones and the defaults of the rest.
         full = render.full_catalogue()
         self.catalogue = full.subspace([k for k in full.names if render.site_of(k) in self.sites])
-        self.hadoop_home = render.check_path(hadoop_home, "system.adapter.hadoop_home")
+        self.hadoop_home = render.check_path(
+            hadoop_home or harness_install_dir("hadoop"), "system.adapter.hadoop_home"
+        )
         self.hibench_home = render.check_path(hibench_home, "system.adapter.hibench_home")
         self.java_home = (
             render.check_path(java_home, "system.adapter.java_home") if java_home else None
@@ -91,77 +98,23 @@ class HadoopSystem(System, HiBenchHost):
         self._custom_report_dir = report_dir is not None
         self.site_properties = {str(k): dict(v) for k, v in (site_properties or {}).items()}
         self.setup_start_timeout_s = float(setup_start_timeout_s)
+        if start_mode not in ("daemons", "sbin"):
+            raise ConfigError(f"system.adapter.start_mode {start_mode!r}: use daemons or sbin")
+        self.start_mode = start_mode
+        self.daemon_heap_mb = int(daemon_heap_mb) if daemon_heap_mb else None
         self.poll_s = float(poll_s)
         self.cluster = cluster or Cluster.local()
         self.layout: render.Layout | None = None
         self._may_run = False  # start scripts were run and not stopped cleanly since
+        self._ident: str | None = None  # the daemons' user (their pid files are named so)
         self.values: Config = {}
         self.clamped: dict[str, tuple[Any, Any]] = {}
 
-    # -- where things are ------------------------------------------------------------------
-    @property
-    def master(self) -> Executor:
-        return self.cluster.sut[0]
-
-    @property
-    def load(self) -> Executor:
-        return self.cluster.load
-
-    def _layout(self) -> render.Layout:
-        if self.layout is None:
-            raise ConfigError(
-                f"system {self.name} is not set up: call setup(workdir, workload) first"
-            )
-        return self.layout
-
-    @property
-    def data_root(self) -> str:
-        return self._layout().data_root
-
-    @property
-    def conf_dir(self) -> str:
-        return f"{self.data_root}/conf"
-
-    @property
-    def hibench_conf_dir(self) -> str:
-        return f"{self.data_root}/hibench-conf"
-
-    @property
-    def log_dir(self) -> str:
-        return f"{self.data_root}/logs"
-
-    @property
-    def _load_apart(self) -> bool:
-        """Whether the load host is not one of the SUT nodes (it then needs files too)."""
-        return not any(self.load is node for node in self.cluster.sut)
-
-    def _nodes(self) -> list[Executor]:
-        """Every SUT node, then the load host if it is not one of them."""
-        return [*self.cluster.sut, *([self.load] if self._load_apart else [])]
-
-    def _workers(self) -> tuple[str, ...]:
-        nodes = self.cluster.sut if self.master_is_worker else self.cluster.sut[1:]
-        if not nodes:
-            raise ConfigError(
-                "system.adapter.master_is_worker=false needs at least two SUT "
-                "hosts (the master runs no DataNode/NodeManager then)"
-            )
-        addresses = list(dict.fromkeys(n.address for n in nodes))
-        if len(addresses) < len(nodes):
-            log.warning("SUT hosts share addresses; %d distinct worker(s)", len(addresses))
-        return tuple(addresses)
-
-    def _resolve_layout(self, workdir: Path) -> render.Layout:
-        root = self._data_root or render.check_path(
-            str(Path(self.master.session_dir(workdir)) / "hadoop"),
-            "the session folder on the master (set system.adapter.data_root instead)",
-        )
-        self.layout = render.Layout(
-            self.master.address, self._workers(), self.hadoop_home, root, self.namenode_port
-        )
-        return self.layout
-
     # -- lifecycle -------------------------------------------------------------------------
+    def preflight(self) -> None:
+        self._check_installs()
+        self._check_ports()
+
     def setup(self, workdir: Path, workload: Workload) -> None:
         layout = self._resolve_layout(workdir)
         self._check_installs()
@@ -169,7 +122,7 @@ class HadoopSystem(System, HiBenchHost):
         self.apply(self.space.default())
         self._format_if_new(layout)
         self.start(self.setup_start_timeout_s)
-        super().setup(workdir, workload)  # HiBench prepare.sh, on the running cluster
+        super().setup(workdir, workload)  # the workload's input, on the running cluster
 
     def _missing(self, node: Executor, path: str, key: str, hint: str) -> None:
         if not node.exists(path):
@@ -179,67 +132,62 @@ class HadoopSystem(System, HiBenchHost):
             )
 
     def _check_installs(self) -> None:
-        hint = "the Hadoop 3 install (the folder with bin/hdfs and sbin/start-dfs.sh)"
+        hint = (
+            "a Hadoop 3 install (the folder with bin/hdfs); `bash scripts/setup.sh --full` "
+            "builds one from Maven Central into .installs/hadoop"
+        )
         for node in self._nodes():
             self._missing(node, f"{self.hadoop_home}/bin/hdfs", "hadoop_home", hint)
-        self._missing(self.master, f"{self.hadoop_home}/sbin/start-dfs.sh", "hadoop_home", hint)
         self._missing(
             self.master, f"{self.hadoop_home}/etc/hadoop/hadoop-env.sh", "hadoop_home", hint
         )
-        self._missing(
-            self.load,
-            f"{self.hibench_home}/bin/workloads",
-            "hibench_home",
-            "a HiBench checkout built for Hadoop (mvn -Phadoopbench ... package)",
-        )
-        self._missing(
-            self.load,
-            f"{self.hibench_home}/conf/hibench.conf",
-            "hibench_home",
-            "a HiBench checkout built for Hadoop (mvn -Phadoopbench ... package)",
-        )
+        if self.start_mode == "sbin":
+            self._missing(
+                self.master, f"{self.hadoop_home}/sbin/start-dfs.sh", "hadoop_home", hint
+            )
         if self.java_home:
             for node in self._nodes():
                 self._missing(
                     node,
                     f"{self.java_home}/bin/java",
                     "java_home",
-                    "a JDK 8 or 11 folder, or null to keep hadoop-env.sh's",
+                    "a JDK folder, or null to keep hadoop-env.sh's (or the java on PATH)",
                 )
 
-    def _on_nodes(self, command: Sequence[str], what: str) -> None:
-        for node in self._nodes():
-            try:
-                node.run(command, timeout_s=120)
-            except ExecutorError as exc:
-                raise ConfigError(
-                    f"{self.name}: cannot {what} on host {node.host} (data_root "
-                    f"{self.data_root}): {exc}"
-                ) from None
+    def check_hibench(self) -> None:
+        """HiBench on the load host (HiBench workloads only)."""
+        hint = "a HiBench checkout built for Hadoop (mvn -Phadoopbench ... package)"
+        for path in ("bin/workloads", "conf/hibench.conf"):
+            self._missing(self.load, f"{self.hibench_home}/{path}", "hibench_home", hint)
 
-    def _write_everywhere(self, path: str, text: str, mode: int = 0o644) -> None:
-        self.cluster.write_all(path, text, mode)
-        if self._load_apart:
-            self.load.write_text(path, text, mode)
+    def _on_node(self, node: Executor, command: Sequence[str], what: str) -> None:
+        try:
+            node.run(command, timeout_s=120)
+        except ExecutorError as exc:
+            raise ConfigError(
+                f"{self.name}: cannot {what} on host {node.host} (data_root "
+                f"{self.data_root}): {exc}"
+            ) from None
 
     def _prepare_nodes(self) -> None:
-        """Private conf folder on every node: the install's files, then our hadoop-env.sh."""
-        self._on_nodes(
-            ["mkdir", "-p", self.conf_dir, self.log_dir, f"{self.data_root}/pids"],
-            "create the data folders",
-        )
-        self._on_nodes(
-            ["cp", "-R", f"{self.hadoop_home}/etc/hadoop/.", self.conf_dir],
-            f"copy {self.hadoop_home}/etc/hadoop",
-        )
-        env_sh = render.hadoop_env_sh(
-            self.master.read_text(f"{self.conf_dir}/hadoop-env.sh"), self.data_root, self.java_home
-        )
-        self._write_everywhere(f"{self.conf_dir}/hadoop-env.sh", env_sh, 0o755)
+        """Each node's folder: the install's etc/hadoop, then our hadoop-env.sh block."""
+        original = self.master.read_text(f"{self.hadoop_home}/etc/hadoop/hadoop-env.sh")
+        for node in self._nodes():
+            root, conf = self.root_of(node), self.conf_of(node)
+            self._on_node(node, ["mkdir", "-p", conf, f"{root}/logs", f"{root}/pids"], "mkdir")
+            self._on_node(
+                node,
+                ["cp", "-R", f"{self.hadoop_home}/etc/hadoop/.", conf],
+                f"copy {self.hadoop_home}/etc/hadoop",
+            )
+            env_sh = render.hadoop_env_sh(original, root, self.java_home, self.daemon_heap_mb)
+            node.write_text(f"{conf}/hadoop-env.sh", env_sh, 0o755)
         self._prepare_load()
 
     def _prepare_load(self) -> None:
         """HiBench's own *.conf files (but hadoop.conf, which we render) into our folder."""
+        if not self.load.exists(f"{self.hibench_home}/conf"):
+            return  # no HiBench here: only HiBench workloads need it (they check)
         folder = self.hibench_conf_dir
         self.load.run(["mkdir", "-p", folder], timeout_s=60)
         listing = self.load.run(["ls", "-1", f"{self.hibench_home}/conf"], timeout_s=60)
@@ -274,20 +222,27 @@ class HadoopSystem(System, HiBenchHost):
         )
         for name, (asked, used) in self.clamped.items():
             log.info("%s: %s=%s clamped to %s (memory_policy=clamp)", self.name, name, asked, used)
-        files = render.render_sites(values, layout, self.sites, self.site_properties)
-        for name, text in files.items():
-            if name == "hive-site.xml":
-                self._write_hive_site(text)
-            else:
-                self._write_everywhere(f"{self.conf_dir}/{name}", text)
-        self._write_everywhere(f"{self.conf_dir}/workers", render.workers_file(layout.workers))
+        hive_site = None
+        for node in self._nodes():
+            per_node = node_properties(layout, node.address, self._ports(node))
+            files = render.render_sites(values, layout, self.sites, self.site_properties, per_node)
+            hive_site = files.pop("hive-site.xml", None)  # the same on every node
+            for name, text in files.items():
+                node.write_text(f"{self.conf_of(node)}/{name}", text)
+            node.write_text(f"{self.conf_of(node)}/workers", render.workers_file(layout.workers))
+        if hive_site is not None:
+            self._write_hive_site(hive_site)  # where Hive runs: the load host
         self.values = values
 
     def _write_hive_site(self, text: str) -> None:
         raise KnobError(f"system {self.name} does not write hive-site.xml")
 
-    def _env(self) -> dict[str, str]:
-        return commands.hadoop_env(self.conf_dir, self.java_home)
+    def _env(self, node: Executor | None = None) -> dict[str, str]:
+        return commands.hadoop_env(self.conf_of(node or self.master), self.java_home)
+
+    def client_env(self) -> dict[str, str]:
+        """Environment of Hadoop's client tools on the load host."""
+        return self._env(self.load)
 
     def _run_master(self, command: Sequence[str], timeout_s: float) -> CommandResult:
         return self.master.run(
@@ -298,14 +253,29 @@ class HadoopSystem(System, HiBenchHost):
         deadline = Deadline.after(timeout_s)
         self.stop()
         self._may_run = True
-        for command in commands.start_commands(self.hadoop_home):
+        if self.start_mode == "sbin":
+            steps = [
+                (self.master, c, c[0].rsplit("/", 1)[-1], self._env())
+                for c in commands.start_commands(self.hadoop_home)
+            ]
+        else:
+            steps = [
+                (
+                    d.node,
+                    daemons.daemon_command(self.hadoop_home, d, "start"),
+                    d.label(),
+                    self._env(d.node),
+                )
+                for d in self._daemons()
+            ]
+        for node, command, what, env in steps:
             run_step(
-                self.master,
+                node,
                 command,
-                what=command[0].rsplit("/", 1)[-1],
+                what=what,
                 phase="start",
                 timeout_s=max(deadline.remaining(), 1.0),
-                env=self._env(),
+                env=env,
                 output_tail=self._start_tail,
             )
         wait_ready(
@@ -320,7 +290,11 @@ class HadoopSystem(System, HiBenchHost):
         return tail(f"{stdout}\n{stderr}", 15) + "\n" + self._daemon_logs()
 
     def _health_within(self, deadline: Deadline) -> str | None:
-        """:meth:`health` with a command time limit that fits the start deadline."""
+        """:meth:`health` with a command time limit that fits the start deadline; a daemon
+        that exited ends the wait at once, with the line of its log that says why."""
+        dead = self._dead_daemons()
+        if dead:
+            raise StartFailed(self._death_notice(dead, "during start"))
         try:
             return self.health(min(max(deadline.remaining(), 10.0), 60.0))
         except CommandTimeout:
@@ -336,6 +310,27 @@ class HadoopSystem(System, HiBenchHost):
             len(self._layout().workers),
         )
 
+    def _dead_daemons(self) -> list[daemons.Daemon]:
+        if self.start_mode != "daemons":
+            return []
+        if self._ident is None:
+            self._ident = self.master.run(["id", "-un"], timeout_s=30).stdout.strip()
+        return [d for d in self._daemons() if daemons.running_pid(d, self._ident) is None]
+
+    def _death_notice(self, dead: list[daemons.Daemon], when: str) -> str:
+        first = daemons.log_tail(dead[0], 60)
+        why = daemons.why_stopped(first)
+        labels = ", ".join(d.label() for d in dead)
+        return f"{self.name}: {labels} stopped {when}" + (f": {why}" if why else "")
+
+    def check_daemons(self) -> None:
+        """WorkloadError naming every daemon that is no longer running (one died or was
+        killed during the test: its measurement does not count)."""
+        dead = self._dead_daemons()
+        if dead:
+            logs = "\n".join(daemons.log_tail(d, 30) for d in dead)
+            raise WorkloadError(self._death_notice(dead, "during the test"), logs)
+
     def _daemon_logs(self, lines: int = 20) -> str:
         """Tails of the NameNode's and ResourceManager's logs on the master."""
         return health.daemon_logs(self.master, self.log_dir, lines) if self.layout else ""
@@ -343,6 +338,17 @@ class HadoopSystem(System, HiBenchHost):
     def stop(self) -> None:
         if self.layout is None or not self._may_run:
             return
+        if self.start_mode == "sbin":
+            self._may_run = not self._stop_sbin()
+            return
+        clean = True
+        for daemon in reversed(self._daemons()):
+            clean &= daemons.stop_daemon(self.hadoop_home, daemon, self._env(daemon.node))
+        for node in self._worker_nodes():
+            daemons.end_leftovers(node, self.root_of(node))
+        self._may_run = not clean
+
+    def _stop_sbin(self) -> bool:
         clean = True
         for command in commands.stop_commands(self.hadoop_home):
             try:
@@ -354,12 +360,12 @@ class HadoopSystem(System, HiBenchHost):
             if not result.ok:
                 log.warning("%s", result.describe())
                 clean = False
-        self._may_run = not clean
+        return clean
 
     # -- HiBench ---------------------------------------------------------------------------
     def hibench_env(self) -> dict[str, str]:
         """Environment of HiBench's scripts on the load host."""
-        return {**self._env(), "HIBENCH_CONF_FOLDER": self.hibench_conf_dir}
+        return {**self._env(self.load), "HIBENCH_CONF_FOLDER": self.hibench_conf_dir}
 
     def hive_home_for_hibench(self) -> str | None:
         return None
@@ -371,7 +377,7 @@ class HadoopSystem(System, HiBenchHost):
         folder = self.hibench_conf_dir
         self.load.write_text(
             f"{folder}/hadoop.conf",
-            hibench_hadoop_conf(self.hadoop_home, self.conf_dir, layout.default_fs),
+            hibench_hadoop_conf(self.hadoop_home, self.conf_of(self.load), layout.default_fs),
         )
         self.load.write_text(
             f"{folder}/{HARNESS_CONF}",
@@ -392,5 +398,5 @@ class HadoopSystem(System, HiBenchHost):
             "knob_set": self.knob_set,
             "sut_hosts": ",".join(n.host for n in self.cluster.sut),
             "load_host": self.load.host,
-            "backend": f"Hadoop 3 ({', '.join(self.sites)}) + HiBench, sbin scripts",
+            "backend": f"Hadoop 3 ({', '.join(self.sites)}), {self.start_mode} start",
         }

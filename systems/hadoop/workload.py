@@ -27,7 +27,7 @@ from systems.hadoop.parse import (
     parse_dfsio_results,
 )
 
-__all__ = ["DFSIOWorkload", "HiBenchWorkload"]
+__all__ = ["DFSIOeWorkload", "HiBenchWorkload"]
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +89,7 @@ class HiBenchWorkload(Workload):
 
     def prepare(self, system: System, workdir: Path) -> None:
         hadoop = _hadoop(system)
+        hadoop.check_hibench()
         hadoop.write_hibench_conf(self.scale_profile)
         command = commands.hibench_prepare(hadoop.hibench_home, self.category, self.benchmark)
         log.info("%s: generating %s input (prepare.sh)", self.label, self.scale_profile)
@@ -179,7 +180,7 @@ class HiBenchWorkload(Workload):
         return tail(bench_log if bench_log.strip() else output, 30)
 
 
-class DFSIOWorkload(HiBenchWorkload):
+class DFSIOeWorkload(HiBenchWorkload):
     """HiBench's enhanced DFSIO (``micro/dfsioe``): many map tasks write (or read) HDFS files at
     once. ``throughput_mb_s`` is all MB moved over the job's run time, from DFSIOe's result
     file; the report line's duration is kept too."""

@@ -7,6 +7,11 @@ conf_value() {
   for f in $(ls "$HIBENCH_CONF_FOLDER"/*.conf | sort); do cat "$f"; echo; done |
     awk -v k="$1" '$1 == k { v = $0; sub(/^[^ \t]+[ \t]+/, "", v) } END { print v }'
 }
+# HDFS is "up" when the Hadoop stand-in registered a NameNode (its libexec/standin-lib.sh).
+hdfs_up() {
+  for f in "$STANDIN_STATE"/live/namenode-*; do [ -f "$f" ] && return 0; done
+  return 1
+}
 report_dir=$(conf_value hibench.report.dir | sed "s|\${hibench.home}|$HIBENCH_ROOT|")
 report="$report_dir/hibench.report"
 fmt='%-12s %-10s %-8s %-20s %-20s %-20s %-20s\n'

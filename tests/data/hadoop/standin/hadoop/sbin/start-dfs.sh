@@ -1,9 +1,11 @@
 #!/bin/sh
 # STAND-IN for Hadoop's sbin/start-dfs.sh (tests only): starts nothing. Records the call, writes a
-# namenode log where HADOOP_LOG_DIR (from $HADOOP_CONF_DIR/hadoop-env.sh) says, marks "dfs" up.
+# namenode log where HADOOP_LOG_DIR (from $HADOOP_CONF_DIR/hadoop-env.sh) says, registers the
+# NameNode and a DataNode per line of $HADOOP_CONF_DIR/workers (see libexec/standin-lib.sh).
 set -eu
-STANDIN_STATE=${STANDIN_STATE:-$(cd "$(dirname "$0")/../../.." && pwd)/state}
-: "${STANDIN_STATE:?}" "${HADOOP_CONF_DIR:?}"
+HADOOP_HOME=$(cd "$(dirname "$0")/.." && pwd)
+. "$HADOOP_HOME/libexec/standin-lib.sh"
+: "${HADOOP_CONF_DIR:?}"
 . "$HADOOP_CONF_DIR/hadoop-env.sh"
 echo "start-dfs $HADOOP_CONF_DIR" >> "$STANDIN_STATE/calls"
 mkdir -p "$HADOOP_LOG_DIR"
@@ -16,4 +18,4 @@ if [ -e "$STANDIN_STATE/namenode_fails" ]; then
   exit 1
 fi
 echo "Starting namenodes on [node1]"
-touch "$STANDIN_STATE/dfs_up"
+sbin_register namenode datanode

@@ -1,9 +1,11 @@
 #!/bin/sh
 # STAND-IN for Hadoop's sbin/start-yarn.sh (tests only): starts nothing. Records the call, writes a
-# resourcemanager log where HADOOP_LOG_DIR (from $HADOOP_CONF_DIR/hadoop-env.sh) says, marks "yarn" up.
+# resourcemanager log where HADOOP_LOG_DIR (from $HADOOP_CONF_DIR/hadoop-env.sh) says, registers
+# the ResourceManager and a NodeManager per line of $HADOOP_CONF_DIR/workers.
 set -eu
-STANDIN_STATE=${STANDIN_STATE:-$(cd "$(dirname "$0")/../../.." && pwd)/state}
-: "${STANDIN_STATE:?}" "${HADOOP_CONF_DIR:?}"
+HADOOP_HOME=$(cd "$(dirname "$0")/.." && pwd)
+. "$HADOOP_HOME/libexec/standin-lib.sh"
+: "${HADOOP_CONF_DIR:?}"
 . "$HADOOP_CONF_DIR/hadoop-env.sh"
 echo "start-yarn $HADOOP_CONF_DIR" >> "$STANDIN_STATE/calls"
 mkdir -p "$HADOOP_LOG_DIR"
@@ -16,4 +18,4 @@ if [ -e "$STANDIN_STATE/resourcemanager_fails" ]; then
   exit 1
 fi
 echo "Starting resourcemanagers on [node1]"
-touch "$STANDIN_STATE/yarn_up"
+sbin_register resourcemanager nodemanager

@@ -3,5 +3,5 @@
 set -eu
 HIBENCH_ROOT=$(cd "$(dirname "$0")/../../../../.." && pwd)
 . "$HIBENCH_ROOT/standin-lib.sh"
-[ -e "$STANDIN_STATE/dfs_up" ] || { echo "ERROR: HDFS is not running" >&2; exit 1; }
+hdfs_up || { echo "ERROR: HDFS is not running" >&2; exit 1; }
 echo "prepare dfsioe $(conf_value hibench.scale.profile)" >> "$STANDIN_STATE/calls"

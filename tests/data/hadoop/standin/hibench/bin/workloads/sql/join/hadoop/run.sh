@@ -10,6 +10,7 @@ HIBENCH_ROOT=$(cd "$(dirname "$0")/../../../../.." && pwd)
 : "${HIVE_CONF_DIR:?}"
 [ -f "$HADOOP_CONF_DIR/mapred-site.xml" ] || { echo "no mapred-site.xml in $HADOOP_CONF_DIR" >&2; exit 3; }
 [ -f "$HIVE_CONF_DIR/hive-site.xml" ] || { echo "no hive-site.xml in $HIVE_CONF_DIR" >&2; exit 3; }
+echo "join conf $HADOOP_CONF_DIR $(conf_value hibench.hadoop.configure.dir)" >> "$STANDIN_STATE/calls"
 echo "run join $(conf_value hibench.scale.profile) maps=$(conf_value hibench.default.map.parallelism) reduces=$(conf_value hibench.default.shuffle.parallelism)" >> "$STANDIN_STATE/calls"
 folder="$report_dir/join/hadoop"
 mkdir -p "$folder"

@@ -3,6 +3,6 @@
 set -eu
 HIBENCH_ROOT=$(cd "$(dirname "$0")/../../../../.." && pwd)
 . "$HIBENCH_ROOT/standin-lib.sh"
-[ -e "$STANDIN_STATE/dfs_up" ] || { echo "ERROR: HDFS is not running" >&2; exit 1; }
+hdfs_up || { echo "ERROR: HDFS is not running" >&2; exit 1; }
 echo "prepare join $(conf_value hibench.scale.profile) $(conf_value hibench.hdfs.master)" >> "$STANDIN_STATE/calls"
 echo "start HadoopPrepareJoin bench"
