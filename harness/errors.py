@@ -77,3 +77,8 @@ class StoreError(HarnessError):
 
 class TrackingError(HarnessError):
     """The MLflow tracking store cannot be opened or written."""
+
+
+class TrackingRunMissing(TrackingError):
+    """The store opens but lacks the run a resumed session names (a fresh clone, another
+    store): the session is logged as a new run."""

@@ -36,6 +36,7 @@ from harness.errors import (
     SessionAborted,
     StoreError,
     SystemStartError,
+    TrackingRunMissing,
     WorkloadError,
 )
 from harness.objective import Objective
@@ -336,7 +337,11 @@ class Session:
         meta = self.store.read_meta()
         run_id = meta.get("mlflow_run_id")
         if run_id:
-            return self.tracker.resume_session(run_id)
+            try:
+                return self.tracker.resume_session(run_id)
+            except TrackingRunMissing as exc:
+                # The store on disk has every test: log them again, as a new run.
+                log.warning("%s: logging this session as a new MLflow run", exc)
         # the config as given, plus what the objects resolved from it (defaults filled in)
         resolved = {
             **{f"{keys.PREFIX_RESOLVED}tuner.{k}": v for k, v in self._tuner().params().items()},

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import tracking_keys as keys
-from harness.errors import TrackingError
+from harness.errors import TrackingError, TrackingRunMissing
 from harness.records import Observation
 from harness.tracker import NullTracker, Tracker
 from harness.tracking_outbox import FLUSH_LIMIT_S, Outbox, reason, summary
@@ -132,6 +132,14 @@ class MlflowTracker(Tracker):
     def resume_session(self, run_id: str) -> set[int]:
         try:
             run = self.client.get_run(run_id)
+        except Exception as exc:
+            if getattr(exc, "error_code", None) == "RESOURCE_DOES_NOT_EXIST":
+                raise TrackingRunMissing(f"no MLflow run {run_id} in {self._shown}") from None
+            raise TrackingError(
+                f"cannot reopen MLflow run {run_id} in {self._shown}: "
+                f"{reason(exc)}; fix tracking.uri or set tracking=none"
+            ) from None
+        try:
             self.experiment_id = run.info.experiment_id
             self.client.update_run(run_id, status="RUNNING")
             children = self._search(f"tags.`{keys.TAG_PARENT}` = '{run_id}'")

@@ -10,6 +10,7 @@ from typing import TypedDict, Unpack
 import pytest
 from omegaconf import DictConfig
 
+from harness import tracking_keys as keys
 from harness.build import build_session
 from harness.errors import ConfigError, HarnessError, WorkloadError
 from harness.objective import Objective
@@ -18,7 +19,8 @@ from harness.session import Session, SessionOptions
 from harness.space import Config
 from harness.store import SampleStore
 from harness.system import MetricSpec, System, Workload
-from harness.tracking import NullTracker
+from harness.tracker import Tracker
+from harness.tracking import MlflowTracker, NullTracker
 from systems.synthetic import SyntheticSystem
 
 Compose = Callable[..., DictConfig]
@@ -68,7 +70,11 @@ class _Options(TypedDict, total=False):
 
 
 def _session(
-    tmp_path: Path, tuner: str = "random", budget: int = 20, **options: Unpack[_Options]
+    tmp_path: Path,
+    tuner: str = "random",
+    budget: int = 20,
+    tracker: Tracker | None = None,
+    **options: Unpack[_Options],
 ) -> Session:
     from baselines.sampling import LHSTuner, RandomTuner
 
@@ -85,7 +91,7 @@ def _session(
         system=system,
         workload=workload,
         objective=Objective("throughput", "max"),
-        tracker=NullTracker(),
+        tracker=tracker or NullTracker(),
         options=SessionOptions(budget=budget, progress=False, min_timeout_s=0.01, **options),
     )
 
@@ -124,6 +130,30 @@ def test_interrupt_keeps_finished_tests_and_resume_completes(tmp_path: Path) -> 
     # an uninterrupted run with the same seed proposes the same configurations
     fresh = _session(tmp_path / "fresh", tuner="lhs", budget=20).run()
     assert [o.config for o in fresh.observations] == [o.config for o in second.observations]
+
+
+def test_resume_without_its_mlflow_run_logs_the_session_as_a_new_run(tmp_path: Path) -> None:
+    """A session folder resumed on another machine (a fresh clone: its MLflow store is not in
+    git) finds no run of its own there; every stored test is logged to a new run instead."""
+
+    def stop_at_3(obs: object, best: float | None) -> None:
+        if len(SampleStore(tmp_path / "s").load()) == 3:
+            raise KeyboardInterrupt
+
+    first_uri = f"sqlite:///{tmp_path}/first.db"
+    first = _session(tmp_path, budget=6, tracker=MlflowTracker(first_uri, results_dir=tmp_path))
+    assert first.run(on_progress=stop_at_3).status == "INTERRUPTED"
+    old_run = SampleStore(tmp_path / "s").read_meta()["mlflow_run_id"]
+    fresh = MlflowTracker(f"sqlite:///{tmp_path}/fresh.db", results_dir=tmp_path)
+    second = _session(tmp_path, budget=6, tracker=fresh).run()
+    assert second.status == "FINISHED", second.message
+    new_run = SampleStore(tmp_path / "s").read_meta()["mlflow_run_id"]
+    assert new_run != old_run
+    children = fresh.client.search_runs(
+        [fresh.client.get_run(new_run).info.experiment_id],
+        f"tags.`{keys.TAG_PARENT}` = '{new_run}'",
+    )
+    assert sorted(int(c.data.tags[keys.TAG_TRIAL]) for c in children) == list(range(6))
 
 
 def test_an_adapter_bug_aborts_cleanly_and_keeps_finished_tests(tmp_path: Path) -> None:
