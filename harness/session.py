@@ -41,6 +41,7 @@ from harness.errors import (
 )
 from harness.objective import Objective
 from harness.records import Observation, Status
+from harness.session_end import session_metrics, write_session_outputs
 from harness.session_options import SessionOptions, SessionResult
 from harness.signals import SignalGuard, exported
 from harness.space import Config
@@ -365,50 +366,7 @@ class Session:
         return self.tuner
 
     def _finish(self, result: SessionResult) -> None:
-        artifacts: dict[str, Path] = {}
-        try:
-            result.csv_path = self.store.export_csv(result.observations)
-            if result.csv_path is not None:
-                artifacts[keys.ARTIFACT_SAMPLES] = result.csv_path
-        except StoreError as exc:  # e.g. a full disk: the JSON-lines store still has them
-            log.error("%s", exc)
-            result.message = (result.message + "; " if result.message else "") + str(exc)
-        if not self.store.persistent:
-            pass  # an in-memory session writes no files
-        elif self.tuner is not None and hasattr(self.tuner, "save_artifacts"):
-            folder = self.store.directory / "artifacts"
-            try:
-                folder.mkdir(exist_ok=True)
-                self.tuner.save_artifacts(folder)
-                artifacts[keys.ARTIFACT_TUNER] = folder
-            except Exception as exc:
-                log.warning("could not save the tuner's artifacts: %s", exc)
-        crashed = [o for o in result.observations if o.extra.get("log_tail")]
-        crashed = crashed if self.store.persistent else []
-        if crashed:
-            logs = self.store.directory / "crash_logs.txt"
-            try:
-                logs.write_text(
-                    "\n\n".join(
-                        f"== trial {o.trial}: {o.message}\n{o.extra['log_tail']}" for o in crashed
-                    )
-                )
-                artifacts[keys.ARTIFACT_LOGS] = logs
-            except OSError as exc:
-                log.warning("could not write %s: %s", logs, exc.strerror)
-        metrics: dict[str, float] = {
-            keys.METRIC_TESTS: len(result.observations),
-            keys.METRIC_FAILED_TESTS: sum(not o.ok for o in result.observations),
-            keys.METRIC_TUNER_TOTAL: result.tuner_seconds,
-        }
-        for key, value in (
-            (keys.METRIC_DEFAULT, result.value(result.default)),
-            (keys.METRIC_BEST, result.value(result.best)),
-            (keys.METRIC_IMPROVEMENT, result.improvement()),
-            (keys.METRIC_IMPROVEMENT_NEAREST, result.improvement_vs_nearest()),
-        ):
-            if value is not None:
-                metrics[key] = value
+        artifacts = write_session_outputs(self.store, self.tuner, result)
         best = result.best
         params = {f"{keys.PREFIX_CONFIG}{k}": v for k, v in best.config.items()} if best else {}
         try:
@@ -418,6 +376,6 @@ class Session:
         except StoreError as exc:
             log.error("%s", exc)
         try:
-            self.tracker.finish(result.status, metrics, params, artifacts)
+            self.tracker.finish(result.status, session_metrics(result), params, artifacts)
         except Exception as exc:
             log.warning("could not finish the MLflow run: %s", exc)

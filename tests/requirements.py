@@ -43,3 +43,10 @@ NEEDS_HADOOP = pytest.mark.skipif(
     ).exists(),
     reason="Hadoop not installed from Maven: bash scripts/setup.sh --full",
 )
+NEEDS_HIVE = pytest.mark.skipif(
+    not (
+        Path(os.environ.get("HARNESS_INSTALLS") or _INSTALLS) / "hive" / "bin" / "hive-ql"
+    ).exists()
+    or not (Path(os.environ.get("HARNESS_INSTALLS") or _INSTALLS) / "hadoop" / "bin").exists(),
+    reason="Hive or Hadoop not installed from Maven: bash scripts/setup.sh --full",
+)

@@ -506,6 +506,8 @@ def make(standin: tuple[Path, Path]) -> Make:
             "cluster": Cluster(sut, sut[0]),
             **kwargs,
         }
+        if issubclass(cls, HiveHadoopSystem):
+            options.setdefault("hive_home", str(base / "inst" / "hive"))
         return cls(**options)
 
     return _make  # type: ignore[return-value]
@@ -1057,7 +1059,18 @@ def test_hdfs_system_refuses_hive_knobs() -> None:
 @pytest.mark.parametrize(
     ("system", "workloads", "default"),
     [
-        ("hive", {"join", "pagerank", "kmeans", "terasort"}, "join"),
+        (
+            "hive",
+            {
+                "join",
+                "aggregation",
+                "terasort",
+                "hibench_join",
+                "hibench_pagerank",
+                "hibench_kmeans",
+            },
+            "join",
+        ),
         ("hdfs", {"dfsio", "dfsio_read", "dfsioe", "terasort"}, "dfsio"),
     ],
 )

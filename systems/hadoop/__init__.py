@@ -1,8 +1,10 @@
 """Hive on Hadoop and HDFS/YARN clusters: Hadoop 3 from Maven (or a cluster's tarball),
-daemons started node by node; Hadoop's own TestDFSIO and TeraSort jobs, and HiBench's."""
+daemons started node by node; Hadoop's own TestDFSIO and TeraSort jobs, HiveQL queries of
+HiBench's SQL workloads over our own generated tables, and HiBench's own scripts."""
 
 from systems.hadoop.hdfs import HDFSYarnSystem
 from systems.hadoop.hive import HiveHadoopSystem
+from systems.hadoop.hive_sql import HiveQueryWorkload
 from systems.hadoop.jobs import TeraSortWorkload, TestDFSIOWorkload
 from systems.hadoop.system import HadoopSystem
 from systems.hadoop.workload import DFSIOeWorkload, HiBenchWorkload
@@ -13,6 +15,7 @@ __all__ = [
     "HadoopSystem",
     "HiBenchWorkload",
     "HiveHadoopSystem",
+    "HiveQueryWorkload",
     "TeraSortWorkload",
     "TestDFSIOWorkload",
 ]

@@ -39,7 +39,7 @@ def _hadoop(system: System) -> HadoopSystem:
     return system
 
 
-def _bounded(value: Any, low: int, high: int, key: str) -> int:
+def bounded(value: Any, low: int, high: int, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ConfigError(f"workload.{key} {value!r}: use a whole number from {low} to {high}")
     return value
@@ -49,17 +49,23 @@ class HadoopJob(Workload):
     """A Hadoop job started with ``bin/hadoop <class> <args>`` on the load host."""
 
     def _job(
-        self, hadoop: HadoopSystem, args: Sequence[str], what: str, timeout_s: float | None
+        self,
+        hadoop: HadoopSystem,
+        args: Sequence[str],
+        what: str,
+        timeout_s: float | None,
+        command: Sequence[str] | None = None,
+        env: dict[str, str] | None = None,
     ) -> tuple[str, float]:
-        """Run one job; its output and wall time. A failed job is a WorkloadError with the
-        failure line and the output's tail."""
+        """Run one job (``bin/hadoop <args>``, or ``command``); its output and wall time. A
+        failed job is a WorkloadError with the failure line and the output's tail."""
         node = hadoop.load
         # INFO on the console: the line that says why a job failed is logged at INFO.
-        env = {**hadoop.client_env(), "HADOOP_ROOT_LOGGER": "INFO,console"}
+        env = {"HADOOP_ROOT_LOGGER": "INFO,console", **(env or hadoop.client_env())}
         began = time.monotonic()
         result = run_step(
             node,
-            [f"{hadoop.hadoop_home}/bin/hadoop", *args],
+            list(command or [f"{hadoop.hadoop_home}/bin/hadoop", *args]),
             what=what,
             timeout_s=timeout_s,
             check=False,
@@ -109,8 +115,8 @@ class TestDFSIOWorkload(HadoopJob):
         if mode not in ("read", "write"):
             raise ConfigError(f"workload.mode {mode!r}: use read or write")
         self.mode = mode
-        self.files = _bounded(files, 1, 10_000, "files")
-        self.file_mb = _bounded(file_mb, 1, 1_000_000, "file_mb")
+        self.files = bounded(files, 1, 10_000, "files")
+        self.file_mb = bounded(file_mb, 1, 1_000_000, "file_mb")
         self.duration_s = float(duration_s)
         self.base_dir = self._hdfs_path(base_dir)
         self.name = "dfsio" if mode == "write" else "dfsio_read"
@@ -197,7 +203,7 @@ class TeraSortWorkload(HadoopJob):
     def __init__(
         self, rows: int = 1_000_000, duration_s: float = 60.0, base_dir: str = "/harness/terasort"
     ) -> None:
-        self.rows = _bounded(rows, 1000, 10**12, "rows")
+        self.rows = bounded(rows, 1000, 10**12, "rows")
         self.duration_s = float(duration_s)
         self.base_dir = TestDFSIOWorkload._hdfs_path(base_dir)
         self.name = "terasort"

@@ -239,3 +239,17 @@ def job_failure(output: str) -> str | None:
             if match:
                 return match.group(0)[:300]
     return None
+
+
+_HIVEQL = re.compile(r"^HIVEQL (\d+) (\d+(?:\.\d+)?) ")
+
+
+def hiveql_timings(output: str) -> dict[int, float]:
+    """Seconds per statement number, from the ``HIVEQL <n> <seconds> ...`` lines of our runner
+    (``systems/hadoop/java/hive``); empty for a Hive that does not print them."""
+    timings = {}
+    for line in strip_ansi(output).splitlines():
+        match = _HIVEQL.match(line.strip() + " ")
+        if match:
+            timings[int(match.group(1))] = float(match.group(2))
+    return timings

@@ -122,7 +122,11 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
         self.apply(self.space.default())
         self._format_if_new(layout)
         self.start(self.setup_start_timeout_s)
-        super().setup(workdir, workload)  # the workload's input, on the running cluster
+        try:
+            super().setup(workdir, workload)  # the workload's input, on the running cluster
+        except BaseException:
+            self.stop()  # no daemon outlives a setup that failed
+            raise
 
     def _missing(self, node: Executor, path: str, key: str, hint: str) -> None:
         if not node.exists(path):
@@ -224,7 +228,7 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
             log.info("%s: %s=%s clamped to %s (memory_policy=clamp)", self.name, name, asked, used)
         hive_site = None
         for node in self._nodes():
-            per_node = node_properties(layout, node.address, self._ports(node))
+            per_node = self._node_properties(layout, node)
             files = render.render_sites(values, layout, self.sites, self.site_properties, per_node)
             hive_site = files.pop("hive-site.xml", None)  # the same on every node
             for name, text in files.items():
@@ -233,6 +237,10 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
         if hive_site is not None:
             self._write_hive_site(hive_site)  # where Hive runs: the load host
         self.values = values
+
+    def _node_properties(self, layout: render.Layout, node: Executor) -> dict[str, dict[str, str]]:
+        """Settings of one node's site files besides the knobs: its folders and addresses."""
+        return node_properties(layout, node.address, self._ports(node))
 
     def _write_hive_site(self, text: str) -> None:
         raise KnobError(f"system {self.name} does not write hive-site.xml")

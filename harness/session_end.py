@@ -1,0 +1,73 @@
+"""What a session leaves behind when it ends: samples CSV, tuner artifacts, crash logs, metrics.
+
+Each output is written on its own, so one that cannot be written (a full disk, a tuner whose
+artifacts fail to save) costs only itself: the JSON-lines store already holds every test.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from harness import tracking_keys as keys
+from harness.errors import StoreError
+from harness.session_options import SessionResult
+from harness.store import Store
+from harness.tuner import Tuner
+
+log = logging.getLogger(__name__)
+
+
+def write_session_outputs(
+    store: Store, tuner: Tuner | None, result: SessionResult
+) -> dict[str, Path]:
+    """Write the session's end-of-run files; return them by MLflow artifact name."""
+    artifacts: dict[str, Path] = {}
+    try:
+        result.csv_path = store.export_csv(result.observations)
+        if result.csv_path is not None:
+            artifacts[keys.ARTIFACT_SAMPLES] = result.csv_path
+    except StoreError as exc:  # e.g. a full disk: the JSON-lines store still has them
+        log.error("%s", exc)
+        result.message = (result.message + "; " if result.message else "") + str(exc)
+    if not store.persistent:
+        return artifacts  # an in-memory session writes no files
+    if tuner is not None and hasattr(tuner, "save_artifacts"):
+        folder = store.directory / "artifacts"
+        try:
+            folder.mkdir(exist_ok=True)
+            tuner.save_artifacts(folder)
+            artifacts[keys.ARTIFACT_TUNER] = folder
+        except Exception as exc:
+            log.warning("could not save the tuner's artifacts: %s", exc)
+    crashed = [o for o in result.observations if o.extra.get("log_tail")]
+    if crashed:
+        logs = store.directory / "crash_logs.txt"
+        try:
+            logs.write_text(
+                "\n\n".join(
+                    f"== trial {o.trial}: {o.message}\n{o.extra['log_tail']}" for o in crashed
+                )
+            )
+            artifacts[keys.ARTIFACT_LOGS] = logs
+        except OSError as exc:
+            log.warning("could not write %s: %s", logs, exc.strerror)
+    return artifacts
+
+
+def session_metrics(result: SessionResult) -> dict[str, float]:
+    """The session run's summary metrics (those a session without a default lacks are left out)."""
+    metrics: dict[str, float] = {
+        keys.METRIC_TESTS: len(result.observations),
+        keys.METRIC_FAILED_TESTS: sum(not o.ok for o in result.observations),
+        keys.METRIC_TUNER_TOTAL: result.tuner_seconds,
+    }
+    for key, value in (
+        (keys.METRIC_DEFAULT, result.value(result.default)),
+        (keys.METRIC_BEST, result.value(result.best)),
+        (keys.METRIC_IMPROVEMENT, result.improvement()),
+        (keys.METRIC_IMPROVEMENT_NEAREST, result.improvement_vs_nearest()),
+    ):
+        if value is not None:
+            metrics[key] = value
+    return metrics
