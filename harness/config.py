@@ -74,6 +74,10 @@ class DatasetConf:
     path: str | None = None
     target: str | None = None
     direction: str = "max"
+    #: first | <row index> | median (an is_default column wins); see systems/dataset/README.md
+    default_row: Any = None
+    #: {knob: value, ...}: the default configuration, given (wins over default_row)
+    default_config: dict[str, Any] | None = None
 
 
 @dataclass

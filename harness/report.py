@@ -77,6 +77,7 @@ def summary(result: SessionResult) -> str:
             "  best configuration:",
             *(f"    {k} = {_knob(v)}" for k, v in best.config.items()),
         ]
+    lines += [f"  {line}" for line in result.notes]
     lines += [
         f"  tuner computation: {result.tuner_seconds:.2f} s",
         f"  samples:  {result.csv_path}",

@@ -174,6 +174,7 @@ class Session:
             self.tracker.where(),
             message=message,
             tuner_seconds=self.tuner.compute_seconds,
+            notes=self.system.summary_lines(),
         )
         try:
             self._finish(result)

@@ -84,6 +84,8 @@ class SessionResult:
     message: str = ""
     tuner_seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The system's own lines for the summary (:meth:`harness.system.System.summary_lines`).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def default(self) -> Observation | None:

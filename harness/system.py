@@ -134,8 +134,17 @@ class System(ABC):
         """Restore the initial data state so every test starts from identical data."""
 
     @abstractmethod
-    def apply(self, config: Config) -> None:
-        """Render ``config`` into the system's configuration (files, flags, pragmas)."""
+    def apply(self, config: Config) -> Config | None:
+        """Render ``config`` into the system's configuration (files, flags, pragmas).
+
+        A system that can only run configurations near the one asked for (a table of
+        recorded samples answers with its nearest recorded row) returns the configuration it
+        actually runs; the test is then recorded under that one. Others return None."""
+
+    def summary_lines(self) -> list[str]:
+        """Lines about the system for the session summary (a recorded-data system: its
+        default rule and best-known optimum); none by default."""
+        return []
 
     def start(self, timeout_s: float) -> None:  # noqa: B027 - optional hook
         """(Re)start with the applied configuration and wait until ready; raise

@@ -55,7 +55,10 @@ def run_test(
     score: float | None = None
     try:
         system.reset()
-        system.apply(config)
+        applied = system.apply(config)
+        if applied is not None and dict(applied) != dict(config):
+            extra["asked"] = dict(config)  # what the tuner proposed; `config` is what ran
+            config = applied
         system.start(start_timeout_s)
         run_started = time.perf_counter()
         runs = [workload.run(system, timeout_s) for _ in range(repeats)]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import multiprocessing
 import os
 import shlex
@@ -141,7 +142,16 @@ def session_row(
         return {**head, "error": f"{result.status}: {result.message}"}
     default, best = result.default, result.best
     adapter: Any = session.system  # the bench's systems all know their optimum
+    extra: dict[str, Any] = {}
+    if hasattr(adapter, "default_values"):  # recorded-data systems: default rules and noise
+        score = objective.score
+        extra["default_by_rule"] = {
+            rule: score({objective.metric: v}) if math.isfinite(v) else None
+            for rule, v in adapter.default_values().items()
+        }
+        extra["noise"] = adapter.noise_measured.sd if adapter.noise_measured else None
     return {
+        **extra,
         **head,
         "metric": objective.metric,
         "direction": objective.direction,

@@ -3,6 +3,13 @@
 Pure functions over the per-session result dicts that :func:`paper.bench.run_session` returns
 (keys ``tuner``, ``system``, ``seed``, ``default``, ``best``, ``optimum`` as larger-is-better
 scores, ``tests``, ``compute_s``, ``dim``), so they are unit-testable without running a tuner.
+
+Recorded-data problems also carry ``noise`` (the table's measured noise, from repeated
+configurations; None when none is repeated) and ``default_by_rule`` (the default's score
+under each default rule). A problem whose default-to-optimum gap is within
+:data:`NOISE_FACTOR` × its noise is not scored (its ranking would rank noise); one whose noise
+is not measured is scored and flagged; and where the default rules give different defaults,
+the report also shows the scores against each rule's default.
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "NOISE_FACTOR",
     "mean_ranks",
+    "noise_verdict",
     "normalised_score",
     "plot_scores",
     "rank_average",
@@ -24,6 +33,21 @@ __all__ = [
 ]
 
 Row = dict[str, Any]
+
+#: A default-to-optimum gap within this many noise standard deviations is noise.
+NOISE_FACTOR = 2.0
+
+
+def noise_verdict(row: Row) -> str:
+    """``ok``, ``within noise`` or ``noise not measured`` for a recorded-data problem; ``""``
+    for the others (synthetic systems know their optimum exactly)."""
+    if "noise" not in row:
+        return ""
+    if row["noise"] is None:
+        return "noise not measured"
+    if row["default"] is None or row["optimum"] - row["default"] <= NOISE_FACTOR * row["noise"]:
+        return "within noise"
+    return "ok"
 
 
 def normalised_score(best: float | None, default: float | None, optimum: float) -> float:
@@ -71,8 +95,8 @@ def mean_ranks(rows: Iterable[Row]) -> dict[str, float]:
         by_problem[(r["system"], r["seed"])][r["tuner"]] = r["norm"]
     ranks: dict[str, list[float]] = defaultdict(list)
     for scores in by_problem.values():
-        if set(scores) != tuners:
-            continue
+        if set(scores) != tuners or not any(math.isfinite(v) for v in scores.values()):
+            continue  # not every tuner ran it, or it is not scored (e.g. gap within noise)
         names = sorted(scores)
         for name, rank in zip(names, rank_average([scores[n] for n in names]), strict=True):
             ranks[name].append(rank)
@@ -92,6 +116,8 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
     """Per tuner: mean/std normalised score per system, overall mean, mean rank, overheads."""
     for r in rows:
         r["norm"] = normalised_score(r["best"], r["default"], r["optimum"])
+        if noise_verdict(r) == "within noise":
+            r["norm"] = math.nan  # not scored: the gap it would be scored on is noise
     systems = sorted({r["system"] for r in rows})
     ranks = mean_ranks(rows)
     per: dict[str, dict[str, Any]] = {}
@@ -114,7 +140,38 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
             "rank": ranks.get(name, math.nan),
             "overhead": overhead,
         }
-    return {"systems": systems, "tuners": per}
+    return {"systems": systems, "tuners": per, "recorded": _recorded_checks(rows)}
+
+
+def _recorded_checks(rows: list[Row]) -> dict[str, dict[str, Any]]:
+    """Per recorded-data system: its noise verdict and, where the default rules give
+    different defaults, each tuner's mean score against each rule's default."""
+    out: dict[str, dict[str, Any]] = {}
+    for system in sorted({r["system"] for r in rows if "noise" in r}):
+        mine = [r for r in rows if r["system"] == system]
+        first = mine[0]
+        rules = {k: v for k, v in (first.get("default_by_rule") or {}).items() if v is not None}
+        gap = first["optimum"] - (first["default"] or 0.0)
+        by_rule: dict[str, dict[str, float]] = {}
+        if len(set(rules.values())) > 1 and gap > 0:
+            for rule, default in rules.items():
+                by_rule[rule] = {
+                    t: _mean_std(
+                        [
+                            normalised_score(r["best"], default, r["optimum"])
+                            for r in mine
+                            if r["tuner"] == t
+                        ]
+                    )[0]
+                    for t in sorted({r["tuner"] for r in mine})
+                }
+        out[system] = {
+            "verdict": noise_verdict(first),
+            "noise": first["noise"],
+            "gap": gap,
+            "by_rule": by_rule,
+        }
+    return out
 
 
 def _cell(mean: float, std: float) -> str:
@@ -148,6 +205,7 @@ def report_markdown(summary: dict[str, Any], command: str, notes: str = "") -> s
         t = tuners[name]
         cells = " | ".join(_cell(*t["cells"][s]) for s in systems)
         lines.append(f"| {name} | {t['rank']:.2f} | {t['overall']:.3f} | {cells} |")
+    lines += _recorded_markdown(summary.get("recorded", {}))
     dims = sorted({d for t in tuners.values() for d in t["overhead"]})
     lines += [
         "",
@@ -170,6 +228,41 @@ def report_markdown(summary: dict[str, Any], command: str, notes: str = "") -> s
             parts.append("–" if not got else f"{per[0]:.1f}")
         lines.append(f"| {name} | " + " | ".join(parts) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _recorded_markdown(checks: dict[str, dict[str, Any]]) -> list[str]:
+    if not checks:
+        return []
+    lines = [
+        "",
+        "## Recorded-data problems: noise and default rules",
+        "",
+        f"A problem whose default-to-optimum gap is within {NOISE_FACTOR:g} × the table's "
+        "measured noise (spread of repeated configurations) is not scored; 'noise not "
+        "measured' (no configuration recorded twice) is scored but cannot be checked.",
+        "",
+        "| system | gap (score units) | noise sd | verdict |",
+        "|---|---|---|---|",
+    ]
+    for system, c in checks.items():
+        noise = "–" if c["noise"] is None else f"{c['noise']:.4g}"
+        lines.append(f"| {system} | {c['gap']:.4g} | {noise} | {c['verdict']} |")
+    for system, c in checks.items():
+        if not c["by_rule"]:
+            continue
+        rules = list(c["by_rule"])
+        lines += [
+            "",
+            f"Scores on {system} against the default of each rule (same sessions; the "
+            "reference changes, not the tuners' start):",
+            "",
+            "| tuner | " + " | ".join(rules) + " |",
+            "|---|" + "---|" * len(rules),
+        ]
+        for tuner in c["by_rule"][rules[0]]:
+            cells = " | ".join(f"{c['by_rule'][r][tuner]:.3f}" for r in rules)
+            lines.append(f"| {tuner} | {cells} |")
+    return lines
 
 
 def plot_scores(summary: dict[str, Any], path: Path, title: str) -> None:

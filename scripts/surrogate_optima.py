@@ -34,6 +34,7 @@ def main() -> int:
     for name in args.names or builtin_names():
         started = time.perf_counter()
         system, _ = load_builtin(name)
+        assert system.model is not None, f"{name}: the built-ins use the surrogate backend"
         config, value = search_optimum(
             system.model, system.space, system.direction, n_points=args.points, seed=args.seed
         )

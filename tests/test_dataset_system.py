@@ -99,6 +99,7 @@ def test_each_builtin_surrogate_loads_and_evaluates(
     first = system.dataset.configs[0]
     assert system.space.default() == first
     obs = run_test(system, workload, objective, system.space.default(), 0, is_default=True)
+    assert system.model is not None
     low, high = system.model.value_range
     if obs.ok:
         assert low <= obs.metrics[system.target] <= high
@@ -185,6 +186,7 @@ def test_noise_is_residual_draws_and_deterministic_under_its_seed(
     assert first == again and first != other
     system, _, _ = _build(compose_cfg, "surrogate_mysql_zipfian", cache_dir)
     offsets = np.array(first) - clean[0]
+    assert system.model is not None
     residuals = system.model.residuals
     assert all(np.isclose(residuals, o).any() for o in offsets)  # each offset is one residual
 
@@ -214,7 +216,8 @@ def test_a_harness_export_becomes_a_surrogate(synthetic_export: Path, tmp_path: 
     assert surrogate.space["compression"].type == "bool"
     assert surrogate.space.default() == real.space.default()  # from the is_default row
     assert surrogate.dataset.failure_statuses.get("CRASHED", 0) >= 3
-    assert surrogate.failure_status == "crashed" and surrogate.model.classifier is not None
+    assert surrogate.model is not None and surrogate.failure_status == "crashed"
+    assert surrogate.model.classifier is not None
     # The surrogate ranks fresh configurations like the real (synthetic) system does.
     points = np.random.default_rng(5).random((200, 10))
     configs = [surrogate.space.decode(p) for p in points]  # inside the data's bounds

@@ -16,7 +16,7 @@ ARFF = """% a comment
 
 @attribute 'cache size' numeric
 @attribute mode {fast, safe}
-@attribute label string
+@attribute label {'a b', x}
 @attribute performance real
 
 @data
@@ -31,7 +31,7 @@ def test_parse_arff_reads_attributes_rows_and_lines() -> None:
     assert table.columns == ["cache size", "mode", "label", "performance"]
     assert table.rows == [["1024", "fast", "a b", "10.5"], ["2048", "safe", "x", None]]
     assert table.lines == [10, 11]
-    assert table.nominal == {"mode": ("fast", "safe")}
+    assert table.nominal == {"mode": ("fast", "safe"), "label": ("a b", "x")}
     assert table.where(1) == "demo.arff line 11 (data row 2)"
 
 
@@ -41,12 +41,14 @@ def test_parse_arff_reads_attributes_rows_and_lines() -> None:
         ("@relation r\n@attribute a numeric\n", "no @data section"),
         (
             "@relation r\n@attribute a numeric\n@attribute b numeric\n@data\n1,2\n3\n",
-            "line 6: 1 values, but 2 attributes",
+            "not an ARFF file scipy.io.arff can read",
         ),
-        ("@relation r\n@attribute a date\n@data\n", "type 'date'"),
-        ("hello,world\n1,2\n", "expected @relation"),
-        ("@relation r\n@attribute a numeric\n@data\n{0 1}\n", "sparse ARFF"),
-        ("@data\n1\n", "@data before any @attribute"),
+        ("@relation r\n@attribute a date\n@data\n", "line 2: attribute 'a' has type 'date'"),
+        ("@relation r\n@attribute s string\n@data\n", "type 'string'; scipy.io.arff"),
+        ("hello,world\n1,2\n", "no @data section"),
+        ("hello,world\n@data\n1,2\n", "no @attribute declared"),
+        ("@relation r\n@attribute a numeric\n@data\n{0 1}\n", "line 4: sparse ARFF"),
+        ("@data\n1\n", "no @attribute declared"),
     ],
 )
 def test_bad_arff_is_a_config_error_naming_the_line(text: str, fragment: str) -> None:
@@ -144,7 +146,7 @@ def test_too_few_rows_says_how_many_are_needed(tmp_path: Path) -> None:
 def test_unparsable_file_and_missing_path(tmp_path: Path) -> None:
     path = tmp_path / "x.arff"
     path.write_text("not an arff\n")
-    with pytest.raises(ConfigError, match=r"x\.arff line 1: expected @relation"):
+    with pytest.raises(ConfigError, match=r"x\.arff: no @data section"):
         DatasetSystem(str(path), "y", cache_dir=None)
     with pytest.raises(ConfigError, match=r"dataset\.path=FILE"):
         DatasetSystem(None, "y", cache_dir=None)  # type: ignore[arg-type]

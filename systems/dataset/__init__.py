@@ -1,6 +1,8 @@
-"""Dataset-backed surrogate systems: recorded (configuration -> performance) samples behind the
-System/Workload contract, with a random-forest model, a failure model and fidelity checks."""
+"""Recorded-data systems: (configuration -> performance) samples behind the System/Workload
+contract, answered by the recorded rows themselves or by a random-forest surrogate of them
+(with a failure model), as the data's fidelity check decides."""
 
-from systems.dataset.system import DatasetSystem, SurrogateWorkload
+from systems.dataset.system import DatasetSystem
+from systems.dataset.workload import SurrogateWorkload
 
 __all__ = ["DatasetSystem", "SurrogateWorkload"]

@@ -10,13 +10,21 @@ Rules (each a documented choice, see ``systems/dataset/README.md``):
 * **Failures.** A row failed if its ``status`` is neither SUCCEEDED nor INFEASIBLE (an
   infeasible test ran and measured its metrics), if its target is empty, or if it equals
   ``failure_value`` (BestConfig writes -1).
-* **Knob types.** All values true/false -> bool; all numbers -> int if all whole, else float,
-  with the data's min/max as range; all text with at most ``max_enum`` distinct values -> enum;
-  a mostly-numeric column with some text is an error naming the cell. Constant columns are
-  dropped with a logged note.
-* **Default.** The row flagged ``is_default``; else ``default_row`` (an index, or ``"first"``);
-  else ``"median"``: the per-knob median (mode for enum/bool), which is a configuration inside
-  the data's range but not necessarily a recorded one.
+* **Objectives.** A column name ending in ``-`` (minimise) or ``+`` (maximise), as in MOOT's
+  tables, is an objective: never a knob; ``target`` may name it with or without the marker,
+  the marker then gives the direction, and without a target the first marked column is it.
+* **Knob types.** All values true/false -> bool; one-hot and feature/detail 0/1 column groups
+  -> one enum knob each, and numbers recorded at only a few levels -> an ordinal (enum) knob
+  over exactly those levels (:mod:`systems.dataset.structure`; ``one_hot=False`` and
+  ``ordinal=False`` turn these off); other numbers -> int if all whole, else float, with the
+  data's min/max as range; all text with at most ``max_enum`` distinct values -> enum; a
+  mostly-numeric column with some text is an error naming the cell. Constant columns are
+  dropped with a logged note. Every knob's reason is in :attr:`Dataset.inference`.
+* **Default.** A given ``default_config`` (knobs it lacks: median/mode); else the row flagged
+  ``is_default``; else ``default_row`` (an index, or ``"first"``); else ``"median"``: the
+  per-knob median (mode for enum/bool), which is a configuration inside the data's range but
+  not necessarily a recorded one (the system then moves it to the nearest recorded row where
+  it must be one).
 """
 
 from __future__ import annotations
@@ -24,16 +32,31 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from harness.errors import ConfigError
-from harness.space import Config, Knob, Space
-from systems.dataset.tables import Table
+from harness.space import Knob, Space
+from systems.dataset.defaults import apply_catalogue, default_rule
+from systems.dataset.structure import (
+    find_constraints,
+    find_groups,
+    group_values,
+    recorded_levels,
+)
+from systems.dataset.tables import Table, without_columns
+from systems.dataset.typed import Dataset, marker_direction
 
-__all__ = ["BOOKKEEPING", "Dataset", "apply_catalogue", "bestconf_name", "build_dataset"]
+__all__ = [
+    "BOOKKEEPING",
+    "Dataset",
+    "apply_catalogue",
+    "bestconf_name",
+    "build_dataset",
+    "marker_direction",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,27 +85,6 @@ def bestconf_name(column: str) -> tuple[str, str]:
     return column, ""
 
 
-@dataclass(frozen=True)
-class Dataset:
-    """A parsed, typed sample table ready for fitting."""
-
-    space: Space
-    configs: list[Config]
-    points: np.ndarray  # (n, d) encoded configurations, all rows
-    values: np.ndarray  # (n,) target values, NaN where the row failed
-    failed: np.ndarray  # (n,) bool
-    target: str
-    default_source: str
-    columns: dict[str, str]  # knob name -> source column
-    notes: list[str] = field(default_factory=list)
-    #: Statuses of failed rows when the table has a ``status`` column (e.g. CRASHED: 3).
-    failure_statuses: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def n_ok(self) -> int:
-        return int((~self.failed).sum())
-
-
 def _number(text: str | None) -> float | None:
     if text is None:
         return None
@@ -96,10 +98,15 @@ def _number(text: str | None) -> float | None:
 def _target_column(table: Table, target: str | None, export: bool) -> str:
     listing = ", ".join(table.columns)
     if not target:
+        marked = [c for c in table.columns if marker_direction(c)]
+        if marked:
+            return marked[0]
         raise ConfigError(
             f"no target column given for {table.source}; set dataset.target to one of: {listing}"
         )
     candidates = [target] + ([f"result.{target}"] if export else [])
+    if not marker_direction(target):
+        candidates += [f"{target}-", f"{target}+"]
     for name in candidates:
         if name in table.columns:
             return name
@@ -134,10 +141,22 @@ def _failures(
     return values, failed
 
 
+def _median_level(values: np.ndarray) -> float:
+    """The lower middle recorded value (a median that was measured)."""
+    ordered = np.sort(values)
+    return float(ordered[(len(ordered) - 1) // 2])
+
+
 def _infer_knob(
-    name: str, column: str, cells: list[str | None], table: Table, unit: str, max_enum: int
-) -> Knob | None:
-    """One knob from one column, or None if the column is constant."""
+    name: str,
+    column: str,
+    cells: list[str | None],
+    table: Table,
+    unit: str,
+    max_enum: int,
+    max_levels: int,
+) -> tuple[Knob, str] | None:
+    """One knob from one column and why, or None if the column is constant."""
     for i, cell in enumerate(cells):
         if cell is None:
             raise ConfigError(
@@ -150,7 +169,7 @@ def _infer_knob(
     lowered = {t.lower() for t in texts}
     if lowered <= set(_TRUE + _FALSE):
         flag = Counter(t.lower() in _TRUE for t in texts).most_common(1)[0][0]
-        return Knob(name, "bool", default=flag, unit=unit)
+        return Knob(name, "bool", default=flag, unit=unit), "true/false values"
     numbers = [_number(t) for t in texts]
     n_numeric = sum(v is not None for v in numbers)
     if n_numeric == len(numbers):
@@ -158,11 +177,21 @@ def _infer_knob(
         low, high = float(values.min()), float(values.max())
         if low == high:
             return None
+        if set(values.tolist()) == {0.0, 1.0}:
+            flag = bool(_median_level(values))
+            return Knob(name, "bool", default=flag, unit=unit), "0/1 values: an on/off flag"
+        levels = recorded_levels(values.tolist(), max_levels)
+        if levels is not None:
+            default = _median_level(values)
+            level = next(v for v in levels if float(v) == default)
+            why = f"numbers recorded at only {len(levels)} levels: ordinal over exactly those"
+            return Knob(name, "enum", default=level, values=levels, unit=unit), why
         whole = bool(np.all(values == np.round(values)))
         median = float(np.median(values))
+        why = f"{len(set(texts))} distinct numbers: a range, the data's min..max"
         if whole:
-            return Knob(name, "int", default=round(median), low=low, high=high, unit=unit)
-        return Knob(name, "float", default=median, low=low, high=high, unit=unit)
+            return Knob(name, "int", default=round(median), low=low, high=high, unit=unit), why
+        return Knob(name, "float", default=median, low=low, high=high, unit=unit), why
     if column in table.nominal or n_numeric * 2 < len(numbers):
         distinct = sorted(set(texts))
         if len(distinct) > max_enum:
@@ -172,7 +201,8 @@ def _infer_knob(
                 "exclude it or raise max_enum"
             )
         default_text = Counter(texts).most_common(1)[0][0]
-        return Knob(name, "enum", default=default_text, values=tuple(distinct), unit=unit)
+        knob = Knob(name, "enum", default=default_text, values=tuple(distinct), unit=unit)
+        return knob, f"{len(distinct)} distinct text values"
     bad = next(i for i, v in enumerate(numbers) if v is None)
     raise ConfigError(
         f"{table.where(bad)}: numeric knob column {column!r} holds "
@@ -182,11 +212,25 @@ def _infer_knob(
 
 def _cell_value(knob: Knob, cell: str) -> bool | int | float | str:
     if knob.type == "bool":
-        return cell.lower() in _TRUE
+        return cell.lower() in _TRUE or _number(cell) == 1.0
     if knob.type == "enum":
+        if knob.values and not isinstance(knob.values[0], str):  # recorded numeric levels
+            number = float(cell)
+            return next(v for v in knob.values if float(v) == number)
         return cell
     number = float(cell)
     return int(number) if knob.type == "int" else number
+
+
+def _describe(knob: Knob) -> str:
+    if knob.type == "enum":
+        return "enum {" + ", ".join(map(str, knob.values)) + "}"
+    return knob.describe_range()
+
+
+def _numbers(cells: list[str | None]) -> list[float] | None:
+    numbers = [_number(c) for c in cells]
+    return None if any(v is None for v in numbers) else numbers  # type: ignore[return-value]
 
 
 def build_dataset(
@@ -196,65 +240,83 @@ def build_dataset(
     exclude: Sequence[str] = (),
     failure_value: float | None = None,
     default_row: int | str | None = None,
+    default_config: Mapping[str, Any] | None = None,
     rename: str | None = None,
     max_enum: int = 12,
+    one_hot: bool = True,
+    ordinal: bool = True,
+    max_levels: int = 10,
 ) -> Dataset:
     """Type a raw table into a :class:`Dataset` (see the module docstring for the rules)."""
+    if exclude:
+        table = without_columns(table, exclude)
     if not table.rows:
         raise ConfigError(f"{table.source} has a header but no data rows")
+    if rename not in (None, "bestconf"):
+        raise ConfigError(f"unknown rename scheme {rename!r} (use bestconf or null)")
     export = any(c.startswith("config.") for c in table.columns)
     target_col = _target_column(table, target, export)
     values, failed = _failures(table, target_col, failure_value)
-    skip = {target_col, *BOOKKEEPING, *exclude}
-    unknown = [c for c in exclude if c not in table.columns]
-    if unknown:
-        raise ConfigError(
-            f"exclude names unknown columns {unknown}; columns: {', '.join(table.columns)}"
-        )
+    notes: list[str] = list(table.notes)
+    objectives = [c for c in table.columns if c != target_col and marker_direction(c)]
+    if objectives and not export:
+        notes.append(f"other objective columns {objectives} are not knobs")
+    skip = {target_col, *BOOKKEEPING, *objectives}
     if export:
         sources = [c for c in table.columns if c.startswith("config.") and c not in skip]
     else:
         sources = [c for c in table.columns if c not in skip]
-    notes: list[str] = []
+    cells = {c: table.column(c) for c in sources}
+    numeric = {c: v for c, v in ((c, _numbers(cells[c])) for c in sources) if v is not None}
+    groups = find_groups([c for c in sources if c in numeric], numeric) if one_hot else []
+    grouped = {c: g for g in groups for c in g.sources}
+    varying = {c for c in sources if len(set(cells[c])) > 1}
     knobs: list[Knob] = []
     columns: dict[str, str] = {}
+    inference: list[str] = []
+    row_values: dict[str, list[Any]] = {}
+    n = len(table.rows)
     for column in sources:
+        if column in grouped:
+            group = grouped[column]
+            if column != group.sources[0]:
+                continue
+            choice = group_values(group, numeric, n)
+            name = group.name
+            while name in columns or (name in varying and name not in group.sources):
+                name += "_choice"  # a group named like another knob's column
+            mode = Counter(choice).most_common(1)[0][0]
+            knob = Knob(name, "enum", default=mode, values=group.choices)
+            columns[name], row_values[name] = ", ".join(group.sources), choice
+            knobs.append(knob)
+            inference.append(f"{name}: {_describe(knob)} <- {group.reason()}")
+            continue
         name = column.removeprefix("config.") if export else column
         unit = ""
         if rename == "bestconf":
             name, unit = bestconf_name(column)
-        elif rename is not None:
-            raise ConfigError(f"unknown rename scheme {rename!r} (use bestconf or null)")
-        knob = _infer_knob(name, column, table.column(column), table, unit, max_enum)
-        if knob is None:
+        found = _infer_knob(
+            name, column, cells[column], table, unit, max_enum, max_levels if ordinal else 0
+        )
+        if found is None:
             notes.append(f"dropped constant column {column!r}")
             log.info("%s: dropped constant column %r (not a knob)", table.source, column)
             continue
+        knob, why = found
         knobs.append(knob)
         columns[name] = column
+        row_values[name] = [_cell_value(knob, c) for c in cells[column]]  # type: ignore[arg-type]
+        inference.append(f"{name}: {_describe(knob)} <- {column!r}: {why}")
     if not knobs:
         raise ConfigError(f"{table.source}: no knob columns left (all constant or excluded)")
-    cells = {name: table.column(col) for name, col in columns.items()}
-    configs = [
-        {k.name: _cell_value(k, cells[k.name][i]) for k in knobs}  # type: ignore[arg-type]
-        for i in range(len(table.rows))
-    ]
-    default_source = "median of each knob (mode for enum/bool): the data marks no default"
-    default_index: int | None = None
-    if "is_default" in table.columns:
-        flags = [(c or "").lower() in _TRUE for c in table.column("is_default")]
-        if any(flags):
-            default_index = flags.index(True)
-            default_source = f"row flagged is_default ({table.where(default_index)})"
-    if default_index is None and default_row not in (None, "median"):
-        index = 0 if default_row == "first" else int(default_row)  # type: ignore[arg-type]
-        if not 0 <= index < len(table.rows):
-            raise ConfigError(f"default_row {default_row} is outside the {len(table.rows)} rows")
-        default_index = index
-        default_source = f"data row {index + 1} ({table.where(index)})"
-    if default_index is not None:
-        knobs = [_with_default(k, configs[default_index][k.name]) for k in knobs]
+    configs = [{k.name: row_values[k.name][i] for k in knobs} for i in range(n)]
+    knobs, default_index, default_source = default_rule(
+        table, knobs, configs, default_row, default_config
+    )
     space = Space(tuple(knobs))
+    categorical = [k.name for k in knobs if k.type in ("enum", "bool")]
+    constraints = find_constraints(configs, categorical)
+    inference += [f"constraint: {c}" for c in constraints]
     statuses: Counter[str] = Counter()
     if "status" in table.columns:
         statuses.update(
@@ -275,45 +337,8 @@ def build_dataset(
         columns=columns,
         notes=notes,
         failure_statuses=dict(statuses),
-    )
-
-
-def _with_default(knob: Knob, value: bool | int | float | str) -> Knob:
-    return replace(knob, default=value)
-
-
-def apply_catalogue(dataset: Dataset, catalogue: Space) -> Dataset:
-    """Take the definitions (type, range, log scale, enum values, unit) of knobs that a knob
-    catalogue knows from the catalogue instead of the data, e.g. so that a surrogate of a
-    harness export keeps ``page_size`` a power-of-two enum and log-scaled sizes log-scaled.
-
-    The default stays the data's when it came from a row (``is_default``/``default_row``),
-    else the catalogue's. Every recorded value must be valid under the catalogue.
-    """
-    from_row = not dataset.default_source.startswith("median")
-    knobs = []
-    for knob in dataset.space.knobs:
-        if knob.name not in catalogue:
-            knobs.append(knob)
-            continue
-        ref = catalogue[knob.name]
-        default = ref.check(knob.default, "default") if from_row else ref.default
-        knobs.append(replace(ref, default=default))
-    space = Space(tuple(knobs))
-    configs: list[Config] = []
-    for i, config in enumerate(dataset.configs):
-        try:
-            configs.append(space.validate(config))
-        except ConfigError as exc:
-            raise ConfigError(f"data row {i + 1} does not fit the knob catalogue: {exc}") from None
-    if not from_row:
-        source = "the knob catalogue's defaults (the data marks no default)"
-    else:
-        source = dataset.default_source
-    return replace(
-        dataset,
-        space=space,
-        configs=configs,
-        points=space.encode_many(configs),
-        default_source=source,
+        inference=inference,
+        constraints=constraints,
+        default_index=default_index,
+        direction=marker_direction(target_col),
     )

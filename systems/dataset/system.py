@@ -1,11 +1,22 @@
-"""A system whose performance is predicted by a model of recorded samples (a surrogate).
+"""A system whose tests are answered from recorded samples: a surrogate or the records.
 
 :class:`DatasetSystem` reads a sample table (ARFF or CSV, including the harness's own exported
-samples), infers the knob space, fits (or loads from cache) a random-forest surrogate, checks
-its fidelity on held-out rows, and then answers each test in well under a millisecond:
-``apply`` encodes the configuration, ``start`` raises :class:`SystemStartError` where the
-failure model predicts a failure, and :class:`SurrogateWorkload` reports the prediction (plus
-optional seeded noise drawn from the model's out-of-bag residuals).
+samples), infers the knob space with the table's structure, lets the data choose the backend
+(:mod:`systems.dataset.backend`) and checks its fidelity on held-out rows, and then answers
+each test in well under a millisecond:
+
+* ``recorded`` backend: ``apply`` picks the nearest unused recorded row
+  (:mod:`systems.dataset.recorded`) and writes that row's configuration into the configuration
+  it was given, so the session records what was measured, and the workload reports the
+  recorded value (a recorded failure fails the test the same way).
+* ``surrogate`` backend: ``apply`` encodes the configuration, ``start`` raises
+  :class:`SystemStartError` where the failure model predicts a failure, a configuration that
+  breaks a constraint of the table fails its test, and :class:`SurrogateWorkload` reports the
+  prediction (plus optional seeded noise drawn from the model's out-of-bag residuals).
+
+At session start (``setup``) the inferred knobs and their reasons, the backend and why, the
+default and its rule and the best-known optimum with its provenance are logged, and the last
+two are added to the session summary; ``describe()`` saves them all with the session.
 
 Building the same surrogate again in one process is cheap: the parsed table (keyed by the
 file's content and the reading options, :func:`load_dataset`) and the fitted model
@@ -19,6 +30,7 @@ any test runs.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,11 +38,15 @@ import numpy as np
 
 from harness.errors import ConfigError, SystemStartError, WorkloadError, WorkloadTimeout
 from harness.space import Config, load_catalogue
-from harness.system import MetricSpec, System, Workload
+from harness.system import System, Workload
+from systems.dataset.backend import Choice, Thresholds, choose, failure_mode, verdict
+from systems.dataset.defaults import median_config, with_default_row
 from systems.dataset.infer import Dataset, apply_catalogue, build_dataset
-from systems.dataset.model import ModelSettings, load_or_fit
-from systems.dataset.optimum import load_optima, search_optimum
+from systems.dataset.model import ModelSettings, SurrogateModel, cache_key, load_or_fit
+from systems.dataset.recorded import RecordedSamples, coverage, measured_noise, nearest_fidelity
+from systems.dataset.session_info import announce, best_known, describe_tags, warn
 from systems.dataset.tables import file_digest, read_table
+from systems.dataset.workload import SurrogateWorkload
 
 __all__ = ["DATA_DIR", "DatasetSystem", "SurrogateWorkload", "load_dataset", "resolve_path"]
 
@@ -76,6 +92,10 @@ def load_dataset(
     max_enum: int = 12,
     catalogue: str | None = None,
     knob_set: str | None = None,
+    default_config: Mapping[str, Any] | None = None,
+    one_hot: bool = True,
+    ordinal: bool = True,
+    max_levels: int = 10,
 ) -> Dataset:
     """The typed dataset of a sample file (see :mod:`systems.dataset.infer`), parsed once per
     process for each file content and set of reading options."""
@@ -90,18 +110,25 @@ def load_dataset(
         max_enum,
         _identity(catalogue_path) if catalogue_path else None,
         knob_set,
+        tuple(sorted((default_config or {}).items())),
+        one_hot,
+        ordinal,
+        max_levels,
     )
     cached = _DATASETS.get(key)
     if cached is not None and key[0][1]:
         return cached
     dataset = build_dataset(
-        read_table(path),
+        read_table(path, exclude=exclude),
         target,
-        exclude=exclude,
         failure_value=failure_value,
         default_row=default_row,
+        default_config=default_config,
         rename=rename,
         max_enum=max_enum,
+        one_hot=one_hot,
+        ordinal=ordinal,
+        max_levels=max_levels,
     )
     if catalogue_path is not None:
         dataset = apply_catalogue(dataset, load_catalogue(catalogue_path, knob_set))
@@ -110,14 +137,17 @@ def load_dataset(
 
 
 class DatasetSystem(System):
-    """A surrogate of a real system, built from its recorded (configuration -> performance)
-    samples. ``kind`` is ``"surrogate"`` and the default name starts with ``surrogate_``.
+    """A recorded-data system: its tests are answered by the recorded rows or by a surrogate
+    of them (``backend``: auto | recorded | surrogate, see :mod:`systems.dataset.backend`).
+    ``kind`` is ``"surrogate"`` and the default name starts with ``surrogate_``.
 
     Main parameters: ``path`` (CSV/ARFF, or ``builtin:<file under data/>``), ``target`` column
-    and ``direction``; ``noise``/``noise_seed`` (residual noise); ``default_row``,
-    ``failure_value``, ``exclude``, ``rename``, ``catalogue``/``knob_set`` (how the table is
-    read, see :mod:`systems.dataset.infer`); forest settings; ``allow_poor_fidelity`` and the
-    warn/refuse thresholds; ``failure_status`` (how a predicted failure shows); ``cache_dir``.
+    and ``direction`` (a ``-``/``+`` marker on the column wins); ``noise``/``noise_seed``
+    (residual noise, surrogate only); ``default_row``, ``default_config``, ``failure_value``,
+    ``exclude``, ``rename``, ``catalogue``/``knob_set``, ``one_hot``, ``ordinal``/
+    ``max_levels`` (how the table is read, see :mod:`systems.dataset.infer`); forest settings;
+    ``allow_poor_fidelity``, ``min_coverage`` and the warn/refuse thresholds;
+    ``failure_status`` (how a failure shows); ``cache_dir``.
     """
 
     kind = "surrogate"
@@ -132,11 +162,17 @@ class DatasetSystem(System):
         noise: float = 0.0,
         noise_seed: int = 0,
         default_row: int | str | None = None,
+        default_config: Mapping[str, Any] | None = None,
         failure_value: float | None = None,
         exclude: list[str] | tuple[str, ...] = (),
         rename: str | None = None,
         max_enum: int = 12,
+        one_hot: bool = True,
+        ordinal: bool = True,
+        max_levels: int = 10,
         min_rows: int = 20,
+        backend: str = "auto",
+        min_coverage: float = 0.25,
         n_estimators: int = 100,
         min_samples_leaf: int = 2,
         max_features: float = 1.0,
@@ -156,9 +192,8 @@ class DatasetSystem(System):
     ) -> None:
         if direction not in ("max", "min"):
             raise ConfigError(f"dataset direction must be max or min, got {direction!r}")
-        self.direction: Literal["max", "min"] = direction  # type: ignore[assignment]
         self.path = resolve_path(path)
-        self.dataset: Dataset = load_dataset(
+        dataset = load_dataset(
             self.path,
             target,
             exclude=tuple(exclude or ()),
@@ -168,19 +203,25 @@ class DatasetSystem(System):
             max_enum=max_enum,
             catalogue=catalogue,
             knob_set=knob_set,
+            default_config=dict(default_config) if default_config else None,
+            one_hot=bool(one_hot),
+            ordinal=bool(ordinal),
+            max_levels=int(max_levels),
         )
-        super().__init__(self.dataset.space)
-        self.target = self.dataset.target.removeprefix("result.")
+        marked = dataset.direction
+        self.direction: Literal["max", "min"] = marked or direction  # type: ignore[assignment]
+        self.target = dataset.target.removeprefix("result.")
+        if marked:
+            self.target = self.target[:-1]
         self.name = name or f"surrogate_{self.path.stem}"
-        self.unit = unit
-        self.source = source
-        n_ok = self.dataset.n_ok
+        self.unit, self.source, self.cache_dir = unit, source, cache_dir
+        n_ok = dataset.n_ok
         needed = max(int(min_rows), 2 * folds)
         if n_ok < needed:
             raise ConfigError(
                 f"{self.path.name}: {n_ok} successful rows, at least {needed} "
-                f"are needed to fit and check a surrogate ({len(self.dataset.configs)} rows "
-                f"in all, {int(self.dataset.failed.sum())} failed)"
+                f"are needed to fit and check a surrogate ({len(dataset.configs)} rows "
+                f"in all, {int(dataset.failed.sum())} failed)"
             )
         self.settings = ModelSettings(
             n_estimators=int(n_estimators),
@@ -190,96 +231,126 @@ class DatasetSystem(System):
             seed=int(model_seed),
             folds=int(folds),
         )
-        self.model, self.model_key = load_or_fit(
-            self.dataset.points,
-            self.dataset.values,
-            self.dataset.failed,
-            self.direction,
-            self.settings,
-            cache_dir,
+        limits = Thresholds(float(min_coverage), 0.05, r2_warn, tau_warn, tau_refuse)
+        self.samples = RecordedSamples(dataset.space, dataset.configs)
+        self.model: SurrogateModel | None = None
+        self.model_key = cache_key(
+            dataset.points, dataset.values, dataset.failed, self.direction, self.settings
         )
-        self.fidelity = self.model.fidelity
-        self.problems = self.fidelity.problems(r2_warn, tau_warn)
-        self._check_fidelity(allow_poor_fidelity, tau_refuse)
-        self.failure_status = self._failure_status(failure_status)
+
+        def forest() -> Any:
+            self.model, self.model_key = load_or_fit(
+                dataset.points, dataset.values, dataset.failed, self.direction, self.settings,
+                cache_dir,
+            )  # fmt: skip
+            return self.model.fidelity
+
+        self.choice: Choice = choose(
+            str(backend),
+            coverage(dataset.space, dataset.configs),
+            nearest_fidelity(self.samples, dataset.values, dataset.failed, self.direction),
+            forest,
+            limits,
+        )
+        self.backend = self.choice.backend
+        self.fidelity = self.choice.fidelity
+        self.problems = verdict(self.choice, self.name, allow_poor_fidelity, limits)
+        self.dataset = self._recorded_default(dataset)
+        super().__init__(self.dataset.space)
+        self.noise_measured = measured_noise(dataset.configs, dataset.values, dataset.failed)
+        warn(self)
+        self.failure_status = failure_mode(failure_status, self.dataset.failure_statuses)
         self._predicted_failure = ""
         self.noise = float(noise)
         self.noise_seed = int(noise_seed)
         self._rng = np.random.default_rng(self.noise_seed)
         self._point: np.ndarray | None = None
+        self._row: int | None = None
+        self._summary: list[str] = []
         self.running = False
         self._optimum: tuple[Config, float] | None = None
+        self.optimum_source = ""
 
-    def _failure_status(self, wanted: str) -> str:
-        """How a predicted failure shows: crashed (start fails), timed_out or failed (the
-        workload does). ``auto``: the data's most common failure status, else crashed."""
-        choices = ("crashed", "timed_out", "failed")
-        wanted = str(wanted).lower()
-        if wanted == "auto":
-            counts = self.dataset.failure_statuses
-            common = max(counts, key=lambda k: counts[k]).lower() if counts else "crashed"
-            return common if common in choices else "failed"
-        if wanted not in choices:
-            raise ConfigError(
-                f"failure_status must be auto or one of {', '.join(choices)}, got {wanted!r}"
-            )
-        return wanted
-
-    def _check_fidelity(self, allow: bool, tau_refuse: float) -> None:
-        fid = self.fidelity
-        if fid.tau < tau_refuse and not allow:
-            raise ConfigError(
-                f"surrogate {self.name} is useless: held-out Kendall τ={fid.tau:.2f} < "
-                f"{tau_refuse} ({fid.summary()}); its predictions do not rank configurations. "
-                "Set allow_poor_fidelity=true to use it anyway"
-            )
-        if self.problems:
-            log.warning(
-                "SURROGATE %s HAS POOR FIDELITY (%s): %s; results on it say little "
-                "about the real system",
-                self.name,
-                "; ".join(self.problems),
-                fid.summary(),
-            )
-        else:
-            log.info("surrogate %s: %s", self.name, fid.summary())
+    def _recorded_default(self, dataset: Dataset) -> Dataset:
+        """The default moved to the nearest recorded row where it must be one: always for
+        the recorded backend, for the surrogate when it breaks a constraint of the table."""
+        if dataset.default_index is not None:
+            return dataset
+        default = dataset.space.default()
+        broken = [c for c in dataset.constraints if c.broken_by(default)]
+        if self.backend != "recorded" and not broken:
+            return dataset
+        index = self.samples.find(default)
+        why = "it breaks " + str(broken[0]) if broken else "the recorded backend answers rows"
+        rule = dataset.default_source.split(":")[0]
+        return with_default_row(dataset, index, f"nearest recorded row to the {rule} ({why})")
 
     # -- System contract --------------------------------------------------------------------
-    def apply(self, config: Config) -> None:
-        self._point = self.space.encode(self.space.validate(config))
+    def setup(self, workdir: Path, workload: Workload) -> None:
+        """A new session: no recorded row is used yet; log what the session runs on."""
+        super().setup(workdir, workload)
+        self.samples.reset()
+        self._summary = announce(self)
+
+    def summary_lines(self) -> list[str]:
+        return list(self._summary)
+
+    def apply(self, config: Config) -> Config | None:
+        valid = self.space.validate(config)
+        self._row, self._predicted_failure = None, ""
+        if self.backend == "recorded":
+            self._row = self.samples.answer(valid)
+            return dict(self.dataset.configs[self._row])  # the test is the recorded row's
+        self._point = self.space.encode(valid)
+        broken = [c for c in self.dataset.constraints if c.broken_by(valid)]
+        if broken:
+            self._predicted_failure = (
+                f"{self.name}: this configuration breaks a constraint of the recorded "
+                f"table ({broken[0]}), so it was never measured and cannot exist"
+            )
+        return None
 
     def start(self, timeout_s: float) -> None:
-        if self._point is None:
+        if self._point is None and self._row is None:
             raise SystemStartError("no configuration applied before start")
-        self._predicted_failure = ""
-        if self.model.classifier is not None:
+        p_fail, what = 0.0, ""
+        if self._row is not None and self.dataset.failed[self._row]:
+            p_fail, what = 1.0, f"recorded data row {self._row + 1} failed"
+        elif self._point is not None and self.model and self.model.classifier is not None:
             p_fail = float(self.model.failure_probability(self._point)[0])
-            if p_fail >= 0.5:
-                message = (
-                    f"surrogate {self.name}: the failure model predicts this "
-                    f"configuration fails (probability {p_fail:.2f}, learned from "
-                    f"{self.fidelity.failures} failed recorded tests)"
-                )
-                if self.failure_status == "crashed":
-                    raise SystemStartError(message, log_tail="(predicted by the surrogate)")
-                self._predicted_failure = message
+            what = (
+                f"the failure model predicts this configuration fails (probability "
+                f"{p_fail:.2f}, learned from {self.fidelity.failures} failed recorded tests)"
+            )
+        if p_fail >= 0.5:
+            message = f"surrogate {self.name}: {what}"
+            if self.failure_status == "crashed":
+                raise SystemStartError(message, log_tail="(predicted by the surrogate)")
+            self._predicted_failure = message
         self.running = True
 
     def stop(self) -> None:
         self.running = False
 
     def predict(self, config: Config) -> float:
-        """The noise-free prediction for ``config`` (for analysis; tests use the workload)."""
-        return float(self.model.predict(self.space.encode(self.space.validate(config)))[0])
+        """The noise-free answer for ``config`` (for analysis; tests use the workload): the
+        forest's prediction, or the value of the nearest recorded row (NaN if it failed)."""
+        valid = self.space.validate(config)
+        if self.model is None:
+            return float(self.dataset.values[self.samples.find(valid)])
+        return float(self.model.predict(self.space.encode(valid))[0])
 
     def measure(self) -> dict[str, float]:
-        """The prediction for the applied configuration, plus residual noise if enabled."""
-        if self._point is None or not self.running:
+        """The answer for the applied configuration, plus residual noise if enabled."""
+        if (self._point is None and self._row is None) or not self.running:
             raise WorkloadError(f"surrogate {self.name} is not started")
         if self._predicted_failure:
-            if self.failure_status == "timed_out":
+            if self.failure_status == "timed_out" and "constraint" not in self._predicted_failure:
                 raise WorkloadTimeout(self._predicted_failure)
             raise WorkloadError(self._predicted_failure)
+        if self._row is not None:
+            return {self.target: float(self.dataset.values[self._row])}
+        assert self.model is not None and self._point is not None
         value = float(self.model.predict(self._point)[0])
         if self.noise > 0 and len(self.model.residuals):
             value += self.noise * float(self._rng.choice(self.model.residuals))
@@ -288,98 +359,34 @@ class DatasetSystem(System):
         return {self.target: value}
 
     def known_optimum(self) -> tuple[Config, float]:
-        """Best-known optimum: the committed one (optima.yaml) if it matches this model, else
-        a smaller search (20k LHS points + refinement) done now and kept for the session."""
+        """Best-known optimum, once per system: the best recorded row (recorded backend); else
+        the committed one (optima.yaml) if it matches this model, else a convergence-checked
+        search, cached with its provenance (:func:`~systems.dataset.optimum.stable_optimum`);
+        how it was obtained is in :attr:`optimum_source`."""
         if self._optimum is None:
-            entry = load_optima().get(self.name)
-            if entry and entry.get("model_key") == self.model_key:
-                config = self.space.validate(entry["config"])
-                self._optimum = (config, float(entry["value"]))
-            else:
-                log.info(
-                    "no committed optimum for %s (model %s); searching 20k points",
-                    self.name,
-                    self.model_key,
-                )
-                self._optimum = search_optimum(
-                    self.model, self.space, self.direction, n_points=20_000
-                )
+            config, value, self.optimum_source = best_known(self)
+            self._optimum = (config, value)
         return self._optimum
 
-    def describe(self) -> dict[str, str]:
-        fid = self.fidelity
-        tags = {
-            **super().describe(),
-            "surrogate_data": self.path.name,
-            "surrogate_target": self.target,
-            "surrogate_direction": self.direction,
-            "surrogate_rows": str(len(self.dataset.configs)),
-            "surrogate_knobs": str(self.space.dim),
-            "surrogate_default": self.dataset.default_source,
-            "surrogate_model": (
-                f"RandomForestRegressor(n_estimators="
-                f"{self.settings.n_estimators}, min_samples_leaf="
-                f"{self.settings.min_samples_leaf})"
-            ),
-            "surrogate_model_key": self.model_key,
-            "fidelity_r2": f"{fid.r2:.3f}",
-            "fidelity_tau": f"{fid.tau:.3f}",
-            "fidelity_topk_recall": f"{fid.topk_recall:.3f}",
-            "fidelity_warning": "; ".join(self.problems) or "none",
-            "surrogate_failure_status": self.failure_status,
-            "noise": str(self.noise),
+    def default_values(self) -> dict[str, float]:
+        """The answer at the default of each rule (this system's and the median/mode), for
+        reports that must show whether a result depends on the default rule."""
+        rule = self.dataset.default_source.split(" (")[0]
+        return {
+            rule: self.predict(self.space.default()),
+            "median/mode": self.predict(median_config(self.space, self.dataset.configs)),
         }
-        if self.source:
-            tags["surrogate_source"] = self.source
-        return tags
+
+    def describe(self) -> dict[str, str]:
+        return {**super().describe(), **describe_tags(self)}
 
     def params(self) -> dict[str, Any]:
         return {
             "path": str(self.path),
             "target": self.target,
             "direction": self.direction,
+            "backend": self.backend,
             "noise": self.noise,
             "noise_seed": self.noise_seed,
             **self.settings.__dict__,
         }
-
-
-class SurrogateWorkload(Workload):
-    """Reads a surrogate's predicted metric; ``metric``/``direction`` must match the system's
-    target (checked in ``prepare``)."""
-
-    name = "surrogate"
-
-    def __init__(
-        self,
-        metric: str | None = "performance",
-        direction: str = "max",
-        unit: str = "",
-        duration_s: float = 0.0,
-    ) -> None:
-        if direction not in ("max", "min"):
-            raise ConfigError(
-                f"surrogate workload direction must be max or min, got {direction!r}"
-            )
-        if metric is None or str(metric) in ("", "None", "null"):
-            raise ConfigError(
-                "the surrogate workload needs the target metric: run with "
-                "dataset.target=COLUMN (the column of the data to optimise)"
-            )
-        self.metric = str(metric).removeprefix("result.")
-        self.metrics = (MetricSpec(self.metric, direction, unit),)  # type: ignore[arg-type]
-        self.duration_s = float(duration_s)
-
-    def prepare(self, system: System, workdir: Path) -> None:
-        if not isinstance(system, DatasetSystem):
-            raise ConfigError("the surrogate workload runs only on a dataset-backed system")
-        if system.target != self.metric:
-            raise ConfigError(
-                f"surrogate workload reports {self.metric!r} but the system "
-                f"models {system.target!r}"
-            )
-
-    def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
-        if not isinstance(system, DatasetSystem):
-            raise WorkloadError("the surrogate workload runs only on a dataset-backed system")
-        return system.measure()

@@ -5,9 +5,15 @@ source line of every row, so that later checks can name the exact line of a bad 
 are decided later, per column, by :mod:`systems.dataset.infer`; ARFF nominal attributes keep
 their declared values.
 
-The ARFF reader is deliberately small: dense ``@data`` rows, ``numeric``/``real``/``integer``/
-``string``/``{nominal}`` attributes, ``%`` comments and ``?`` for missing values, which covers
-the files BestConfig wrote (and Weka's common output). Anything else is refused with the line.
+* **ARFF** is parsed by ``scipy.io.arff`` (numeric and nominal attributes, ``?``, ``%``
+  comments), not by a reader of our own; its numbers come back as text again so that both
+  formats look the same to the inference. String and date attributes are refused with the
+  attribute's name (scipy does not read strings, and a date is not a knob).
+* **CSV**: a header row, then data. A leading column with an empty name (what
+  ``DataFrame.to_csv()`` writes for the index) or pandas' ``Unnamed: 0`` holding distinct whole
+  numbers is an index, not a knob: it is dropped with a note. ``exclude`` columns are removed
+  before any check, so that a column which would fail one (an empty or duplicate name, text)
+  can always be excluded.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,9 +37,12 @@ __all__ = [
     "read_arff",
     "read_csv",
     "read_table",
+    "without_columns",
 ]
 
-_NUMERIC_TYPES = ("numeric", "real", "integer")
+#: Header names pandas gives an unnamed index column when a CSV is read back and re-written.
+_INDEX_NAMES = ("", "Unnamed: 0")
+_DATA_LINE = re.compile(r"^\s*@data\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,7 @@ class Table:
     lines: list[int]  # 1-based source line of each row, for error messages
     source: str = "<memory>"
     nominal: dict[str, tuple[str, ...]] = field(default_factory=dict)  # ARFF {a,b,c} columns
+    notes: list[str] = field(default_factory=list)  # what reading changed (index dropped, ...)
 
     def column(self, name: str) -> list[str | None]:
         j = self.columns.index(name)
@@ -57,8 +70,10 @@ def file_digest(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def read_table(path: str | Path) -> Table:
-    """Read ``.arff`` as ARFF and anything else as CSV; raise ConfigError if it does not parse."""
+def read_table(path: str | Path, exclude: Sequence[str] = ()) -> Table:
+    """Read ``.arff`` as ARFF and anything else as CSV; raise ConfigError if it does not parse.
+
+    ``exclude`` names columns to leave out, removed before any check of the columns."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -67,8 +82,8 @@ def read_table(path: str | Path) -> Table:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read dataset file {path}: {exc}") from None
     if path.suffix.lower() == ".arff":
-        return parse_arff(text, source=path.name)
-    return parse_csv(text, source=path.name)
+        return parse_arff(text, source=path.name, exclude=exclude)
+    return parse_csv(text, source=path.name, exclude=exclude)
 
 
 def read_arff(path: str | Path) -> Table:
@@ -79,87 +94,104 @@ def read_csv(path: str | Path) -> Table:
     return parse_csv(Path(path).read_text(encoding="utf-8-sig"), source=Path(path).name)
 
 
-def _unquote(token: str) -> str:
-    token = token.strip()
-    if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
-        return token[1:-1]
-    return token
+def without_columns(table: Table, exclude: Sequence[str]) -> Table:
+    """``table`` without the ``exclude`` columns (every name must be a column)."""
+    unknown = [c for c in exclude if c not in table.columns]
+    if unknown:
+        raise ConfigError(
+            f"exclude names unknown columns {unknown}; columns: {', '.join(table.columns)}"
+        )
+    keep = [j for j, c in enumerate(table.columns) if c not in exclude]
+    return Table(
+        [table.columns[j] for j in keep],
+        [[row[j] for j in keep] for row in table.rows],
+        table.lines,
+        table.source,
+        {k: v for k, v in table.nominal.items() if k not in exclude},
+        table.notes + ([f"excluded columns {list(exclude)}"] if exclude else []),
+    )
 
 
-def _split_attribute(rest: str, source: str, lineno: int) -> tuple[str, str]:
-    """Split the text after ``@attribute`` into (name, type); names may be quoted."""
-    rest = rest.strip()
-    if rest[:1] in ("'", '"'):
-        end = rest.find(rest[0], 1)
-        if end < 0:
-            raise ConfigError(f"{source} line {lineno}: unterminated quoted attribute name")
-        return rest[1:end], rest[end + 1 :].strip()
-    parts = rest.split(None, 1)
-    if len(parts) != 2:
-        raise ConfigError(f"{source} line {lineno}: @attribute needs a name and a type")
-    return parts[0], parts[1].strip()
+def _number_text(value: float) -> str | None:
+    """A float from scipy as the text a table would hold (whole numbers without '.0')."""
+    if math.isnan(value):
+        return None
+    if value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(float(value))
 
 
-def parse_arff(text: str, source: str = "<arff>") -> Table:
-    """Parse dense ARFF text (see the module docstring for what is supported)."""
-    columns: list[str] = []
-    nominal: dict[str, tuple[str, ...]] = {}
-    rows: list[list[str | None]] = []
-    lines: list[int] = []
-    in_data = False
+def _data_lines(text: str) -> list[int]:
+    """1-based line numbers of the data rows (after ``@data``; not blank, not ``%``)."""
+    lines, in_data = [], False
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if not line or line.startswith("%"):
-            continue
-        lower = line.lower()
         if not in_data:
-            if lower.startswith("@relation"):
-                continue
-            if lower.startswith("@attribute"):
-                name, kind = _split_attribute(line[len("@attribute") :], source, lineno)
-                if kind.startswith("{"):
-                    if not kind.endswith("}"):
-                        raise ConfigError(f"{source} line {lineno}: unterminated nominal type")
-                    values = next(
-                        csv.reader([kind[1:-1]], quotechar="'", skipinitialspace=True), []
-                    )
-                    nominal[name] = tuple(v.strip() for v in values)
-                elif kind.lower() not in (*_NUMERIC_TYPES, "string"):
-                    raise ConfigError(
-                        f"{source} line {lineno}: attribute {name!r} has type "
-                        f"{kind!r}; supported: numeric, real, integer, string, "
-                        "{nominal values}"
-                    )
-                columns.append(name)
-                continue
-            if lower.startswith("@data"):
-                if not columns:
-                    raise ConfigError(f"{source} line {lineno}: @data before any @attribute")
-                in_data = True
-                continue
+            in_data = bool(_DATA_LINE.match(line))
+        elif line and not line.startswith("%"):
+            lines.append(lineno)
+    return lines
+
+
+def parse_arff(text: str, source: str = "<arff>", exclude: Sequence[str] = ()) -> Table:
+    """Parse ARFF text with ``scipy.io.arff`` (numeric and nominal attributes)."""
+    from scipy.io import arff
+
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        match = re.match(r"\s*@attribute\s+('[^']*'|\"[^\"]*\"|\S+)\s+(\w+)", raw, re.I)
+        if match and match.group(2).lower() in ("string", "date", "relational"):
+            name = match.group(1).strip("'\"")
             raise ConfigError(
-                f"{source} line {lineno}: expected @relation, @attribute or "
-                f"@data, got {line[:40]!r} (is this an ARFF file?)"
+                f"{source} line {lineno}: attribute {name!r} has type {match.group(2)!r}; "
+                "scipy.io.arff reads numeric, real, integer and {nominal values} "
+                "attributes (declare it nominal, or convert the file to CSV)"
             )
-        if line.startswith("{"):
-            raise ConfigError(f"{source} line {lineno}: sparse ARFF rows are not supported")
-        cells = next(csv.reader([line], quotechar="'", skipinitialspace=True))
-        if len(cells) != len(columns):
-            raise ConfigError(
-                f"{source} line {lineno}: {len(cells)} values, but "
-                f"{len(columns)} attributes are declared"
-            )
-        rows.append([None if c.strip() == "?" else _unquote(c) for c in cells])
-        lines.append(lineno)
-    if not in_data:
+    lines = _data_lines(text)
+    if not any(_DATA_LINE.match(raw) for raw in text.splitlines()):
         raise ConfigError(f"{source}: no @data section (not an ARFF file, or truncated)")
-    return Table(columns, rows, lines, source, nominal)
+    sparse = [n for n in lines if text.splitlines()[n - 1].lstrip().startswith("{")]
+    if sparse:
+        raise ConfigError(f"{source} line {sparse[0]}: sparse ARFF rows are not supported")
+    try:
+        data, meta = arff.loadarff(io.StringIO(text))
+    except (ValueError, arff.ParseArffError, NotImplementedError, LookupError) as exc:
+        detail = str(exc) or "a row has more or fewer values than attributes are declared"
+        raise ConfigError(f"{source}: not an ARFF file scipy.io.arff can read: {detail}") from None
+    except StopIteration:  # scipy's reader ran out of lines looking for the header
+        raise ConfigError(
+            f"{source}: no @relation/@attribute header (is this an ARFF file?)"
+        ) from None
+    columns = list(meta.names())
+    if not columns:
+        raise ConfigError(f"{source}: no @attribute declared")
+    nominal: dict[str, tuple[str, ...]] = {}
+    kinds = dict(zip(columns, meta.types(), strict=True))
+    for name in columns:
+        if kinds[name] == "nominal":
+            nominal[name] = tuple(str(v) for v in meta[name][1])
+    rows: list[list[str | None]] = []
+    for record in data:
+        row: list[str | None] = []
+        for name in columns:
+            cell = record[name]
+            if kinds[name] == "nominal":
+                value = cell.decode() if isinstance(cell, bytes) else str(cell)
+                row.append(None if value == "?" else value)
+            else:
+                row.append(_number_text(float(cell)))
+        rows.append(row)
+    if len(lines) != len(rows):  # e.g. a data line scipy skipped: fall back to row numbers
+        lines = list(range(1, len(rows) + 1))
+    table = Table(columns, rows, lines, source, nominal)
+    return without_columns(table, exclude) if exclude else table
 
 
-def parse_csv(text: str, source: str = "<csv>") -> Table:
-    """Parse CSV text with a header row; empty cells become ``None``."""
+def parse_csv(text: str, source: str = "<csv>", exclude: Sequence[str] = ()) -> Table:
+    """Parse CSV text with a header row; empty cells become ``None``. A leading unnamed index
+    column is dropped (with a note) and ``exclude`` columns are removed before the checks."""
     reader = csv.reader(io.StringIO(text))
     header: list[str] | None = None
+    header_line = 0
     rows: list[list[str | None]] = []
     lines: list[int] = []
     try:
@@ -168,11 +200,7 @@ def parse_csv(text: str, source: str = "<csv>") -> Table:
             if not cells or all(not c.strip() for c in cells):
                 continue
             if header is None:
-                header = [c.strip() for c in cells]
-                if len(set(header)) != len(header) or any(not h for h in header):
-                    raise ConfigError(
-                        f"{source} line {lineno}: the header has empty or duplicate column names"
-                    )
+                header, header_line = [c.strip() for c in cells], lineno
                 continue
             if len(cells) != len(header):
                 raise ConfigError(
@@ -184,9 +212,40 @@ def parse_csv(text: str, source: str = "<csv>") -> Table:
         raise ConfigError(f"{source} line {reader.line_num}: not valid CSV: {exc}") from None
     if header is None:
         raise ConfigError(f"{source}: empty file (no header row)")
-    if len(header) < 2:
+    table = Table(header, rows, lines, source)
+    if _is_index(table):
+        table = without_columns(table, [header[0]])
+        table = Table(
+            table.columns,
+            table.rows,
+            table.lines,
+            source,
+            notes=[
+                f"dropped the unnamed leading column {header[0]!r}: it numbers the rows (an "
+                "index, as DataFrame.to_csv() writes it), it is not a knob"
+            ],
+        )
+    if exclude:
+        table = without_columns(table, exclude)
+    names = table.columns
+    if len(set(names)) != len(names) or any(not h for h in names):
         raise ConfigError(
-            f"{source}: only one column {header[0]!r}; a sample table needs "
+            f"{source} line {header_line}: the header has empty or duplicate column names "
+            "(exclude= can remove them)"
+        )
+    if len(names) < 2:
+        raise ConfigError(
+            f"{source}: only one column {names[0]!r}; a sample table needs "
             "knob columns and a target column (is the separator a comma?)"
         )
-    return Table(header, rows, lines, source)
+    return table
+
+
+def _is_index(table: Table) -> bool:
+    """Whether the first column is an unnamed row index (distinct whole numbers)."""
+    if not table.columns or table.columns[0] not in _INDEX_NAMES or not table.rows:
+        return False
+    cells = [row[0] for row in table.rows]
+    if any(c is None or not re.fullmatch(r"-?\d+", c) for c in cells):
+        return False
+    return len(set(cells)) == len(cells)
