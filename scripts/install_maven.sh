@@ -48,6 +48,9 @@ fi
 # What resolved, for the record (the probe the system READMEs quote).
 maven dependency:list -DincludeScope=runtime -DoutputFile="$tmp/resolved.txt"
 version=$(ls "$tmp/lib" | sed -n "s/^$main-\(.*\)\.jar$/\1/p" | head -1)
+if [ -z "$version" ] && [ -n "${own:-}" ]; then  # only our own sources: name those
+  main=$own version=$(sed -n 's/^  <version>\(.*\)<\/version>/\1/p' "$src/pom.xml" | head -1)
+fi
 {
   echo "digest $digest of $src"
   echo "$main $version, $(ls "$tmp/lib" | wc -l) jars"

@@ -37,9 +37,11 @@ if $full; then
   bash scripts/install_maven.sh systems/cassandra/java/server "$installs/cassandra"
   bash systems/cassandra/java/ycsb/install.sh "$installs/ycsb"
   # Hadoop 3.4 (HDFS, YARN, MapReduce, TestDFSIO, TeraSort) for system=hdfs and system=hive,
-  # and Hive 4.1 (HiveQL on MapReduce, metastore on Derby) for system=hive.
+  # Hive 4.1 (HiveQL on MapReduce, metastore on Derby) and our PageRank/KMeans jobs for
+  # system=hive.
   bash scripts/install_maven.sh systems/hadoop/java/hadoop "$installs/hadoop"
   bash scripts/install_maven.sh systems/hadoop/java/hive "$installs/hive"
+  bash scripts/install_maven.sh systems/hadoop/java/jobs "$installs/hadoop-jobs"
   # Reports catalogue keys this Cassandra renamed or removed (a test fails on them too).
   .venv/bin/python -m systems.cassandra.catalogue_check "$installs/cassandra" || true
 fi

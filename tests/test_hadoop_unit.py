@@ -1064,6 +1064,8 @@ def test_hdfs_system_refuses_hive_knobs() -> None:
             {
                 "join",
                 "aggregation",
+                "pagerank",
+                "kmeans",
                 "terasort",
                 "hibench_join",
                 "hibench_pagerank",

@@ -1,7 +1,8 @@
-"""The Hive pieces of the Hadoop adapter without a cluster: the table generator (datagen.py),
-the HiveQL workloads' settings, scripts and output parsing (hive_sql.py, parse.py), and the
-Hive client's command line, environment and hive-site.xml (hive.py), on the stand-in Hadoop of
-tests/data/hadoop. The real thing is tests/test_hive_real.py."""
+"""The Hive pieces of the Hadoop adapter without a cluster: the input generators (datagen.py),
+the HiveQL workloads' settings, scripts and output parsing (hive_sql.py, parse.py), the
+PageRank and KMeans jobs' settings and command lines (mr_jobs.py), and the Hive client's command
+line, environment and hive-site.xml (hive.py), on the stand-in Hadoop of tests/data/hadoop.
+The real thing is tests/test_hive_real.py."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from systems.hadoop import (
     datagen,
 )
 from systems.hadoop.hive_sql import QUERIES
+from systems.hadoop.mr_jobs import KMeansWorkload, PageRankWorkload, iteration_seconds
 from systems.hadoop.parse import hiveql_timings
 from tests.test_hadoop_unit import Make, make, standin  # noqa: F401 - pytest fixtures
 
@@ -169,3 +171,60 @@ def test_a_missing_hive_names_the_setup_command(
     system = make(HiveHadoopSystem, hive_home=str(base / "nowhere"))
     with pytest.raises(ConfigError, match=r"hive_home.*scripts/setup\.sh --full"):
         system.preflight()
+
+
+def test_the_graph_and_the_points_are_seeded_and_shaped() -> None:
+    graph = datagen.graph(300, seed=1)
+    assert graph == datagen.graph(300, seed=1) != datagen.graph(300, seed=2)
+    rows = [line.split("\t") for line in graph.splitlines()]
+    assert [int(r[0]) for r in rows] == list(range(300))
+    assert all(float(r[1]) == 1 / 300 for r in rows)
+    links = [[int(t) for t in r[2].split(",") if t] for r in rows]
+    assert all(n not in out and all(0 <= t < 300 for t in out) for n, out in enumerate(links))
+    assert any(not out for out in links)  # some pages are dangling
+    points = [list(map(float, line.split(","))) for line in datagen.points(600, 3, 4).splitlines()]
+    assert len(points) == 600 and {len(p) for p in points} == {3}
+    centres = datagen.cluster_centres(3, 4)
+    nearest = [
+        min(sum((a - b) ** 2 for a, b in zip(p, c, strict=True)) for c in centres) for p in points
+    ]
+    assert sorted(nearest)[len(nearest) // 2] < 30**2  # most points lie near a centre
+
+
+@pytest.mark.parametrize(
+    ("cls", "kwargs", "key"),
+    [
+        (PageRankWorkload, {"nodes": 1}, "workload.nodes"),
+        (PageRankWorkload, {"iterations": 0}, "workload.iterations"),
+        (PageRankWorkload, {"jobs_home": "rel/ative"}, "workload.jobs_home"),
+        (KMeansWorkload, {"clusters": 0}, "workload.clusters"),
+        (KMeansWorkload, {"samples": 20, "clusters": 30}, "workload.clusters"),
+        (KMeansWorkload, {"convergence_delta": -1}, "workload.convergence_delta"),
+        (KMeansWorkload, {"dimensions": 1.5}, "workload.dimensions"),
+    ],
+)
+def test_mapreduce_jobs_refuse_bad_settings(
+    cls: type, kwargs: dict[str, object], key: str
+) -> None:
+    with pytest.raises(ConfigError, match=key):
+        cls(**kwargs)
+
+
+def test_mapreduce_jobs_iterations_are_read_from_their_output() -> None:
+    output = (
+        "26/12/02 INFO mapreduce.Job: map 100% reduce 100%\n"
+        "PAGERANK iteration 1 21.500\nPAGERANK iteration 2 20.250\n"
+        "KMEANS iteration 1 19.000 0.250000\n"
+    )
+    assert iteration_seconds(output) == [21.5, 20.25, 19.0]
+    assert KMeansWorkload(jobs_home="/opt/jobs").params()["job"] == "org.classytune.jobs.KMeans"
+
+
+def test_mapreduce_jobs_name_the_setup_command_when_their_jar_is_missing(
+    make: Make,  # noqa: F811
+    standin: tuple[Path, Path],  # noqa: F811
+) -> None:
+    base, _ = standin
+    system = make(HiveHadoopSystem)
+    with pytest.raises(ConfigError, match=r"workload\.jobs_home.*scripts/setup\.sh --full"):
+        PageRankWorkload(jobs_home=str(base / "nowhere")).prepare(system, base)

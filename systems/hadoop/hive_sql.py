@@ -125,17 +125,11 @@ class HiveQueryWorkload(HadoopJob):
 
     def prepare(self, system: System, workdir: Path) -> None:
         hive = _hive(system)
-        data = f"{hive.hive_root}/data"
-        hive.load.run(["mkdir", "-p", data], timeout_s=60)
         log.info("%s: generating %d visits of %d pages", self.label, self.visits, self.pages)
-        hive.load.write_text(f"{data}/rankings.txt", datagen.rankings(self.pages, self.seed))
-        hive.load.write_text(
-            f"{data}/uservisits.txt", datagen.uservisits(self.visits, self.pages, self.seed)
-        )
-        for table in ("rankings", "uservisits"):
-            self._dfs(hive, "-rm", "-r", "-f", "-skipTrash", f"{INPUT}/{table}")
-            self._dfs(hive, "-mkdir", "-p", f"{INPUT}/{table}")
-            self._dfs(hive, "-put", "-f", f"{data}/{table}.txt", f"{INPUT}/{table}/")
+        rankings = datagen.rankings(self.pages, self.seed)
+        self._upload(hive, rankings, "rankings.txt", f"{INPUT}/rankings")
+        visits = datagen.uservisits(self.visits, self.pages, self.seed)
+        self._upload(hive, visits, "uservisits.txt", f"{INPUT}/uservisits")
         self._hiveql(hive, _TABLES, "tables", "Hive tables (DDL)", None)
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
@@ -155,16 +149,6 @@ class HiveQueryWorkload(HadoopJob):
         hive.load.write_text(script, text)
         env = {**hive.hive_env(), "HADOOP_ROOT_LOGGER": "WARN,console"}
         return self._job(hive, [], what, timeout_s, command=hive.hive_command(script), env=env)
-
-    def _dfs(self, hadoop: Any, *args: str) -> None:
-        result = hadoop.load.run(
-            [f"{hadoop.hadoop_home}/bin/hdfs", "dfs", *args],
-            env=hadoop.client_env(),
-            timeout_s=600,
-            check=False,
-        )
-        if not result.ok and args[0] != "-rm":
-            raise WorkloadError(f"hdfs dfs {args[0]} failed: {result.describe()}")
 
     @staticmethod
     def _row_count(output: str) -> int:

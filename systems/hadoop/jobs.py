@@ -82,13 +82,25 @@ class HadoopJob(Workload):
             )
         return output, seconds
 
-    def _dfs(self, hadoop: HadoopSystem, *args: str) -> None:
-        hadoop.load.run(
+    def _dfs(self, hadoop: HadoopSystem, *args: str, check: bool = False) -> None:
+        result = hadoop.load.run(
             [f"{hadoop.hadoop_home}/bin/hdfs", "dfs", *args],
             env=hadoop.client_env(),
-            timeout_s=120,
+            timeout_s=600,
             check=False,
         )
+        if check and not result.ok:
+            raise WorkloadError(f"hdfs dfs {args[0]} failed: {result.describe()}")
+
+    def _upload(self, hadoop: HadoopSystem, text: str, name: str, hdfs_dir: str) -> None:
+        """Generated input to HDFS: written on the load host (in the node's folder), then put
+        into ``hdfs_dir`` (made afresh)."""
+        local = f"{hadoop.root_of(hadoop.load)}/input/{name}"
+        hadoop.load.run(["mkdir", "-p", local.rsplit("/", 1)[0]], timeout_s=60)
+        hadoop.load.write_text(local, text)
+        self._dfs(hadoop, "-rm", "-r", "-f", "-skipTrash", hdfs_dir)
+        self._dfs(hadoop, "-mkdir", "-p", hdfs_dir, check=True)
+        self._dfs(hadoop, "-put", "-f", local, f"{hdfs_dir}/", check=True)
 
 
 class TestDFSIOWorkload(HadoopJob):
