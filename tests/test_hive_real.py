@@ -93,7 +93,7 @@ def hdfs_cat(system: HiveHadoopSystem, pattern: str) -> list[str]:
 
 
 def check_pagerank(system: HiveHadoopSystem, nodes: int) -> None:
-    lines = hdfs_cat(system, "/harness/pagerank/work/iteration-2/part-*")
+    lines = hdfs_cat(system, "/harness/pagerank/work/iteration-1/part-*")
     ranks = {int(n): float(r) for n, r, _ in (line.split("\t") for line in lines)}
     assert len(ranks) == nodes  # every page, also those nobody links to
     # Rank leaks only through dangling pages: the total is below 1 and well above (1 - d).
@@ -125,13 +125,13 @@ def test_pagerank_and_kmeans_jobs_compute_what_they_claim(
     system, _ = hive
     system.start(300)
     try:
-        pagerank = PageRankWorkload(nodes=2000, iterations=2)
+        pagerank = PageRankWorkload(nodes=2000, iterations=1)
         pagerank.prepare(system, tmp_path)
         ranked = pagerank.run(system, 300)
         print(f"PageRank: {ranked}")
-        assert 0 < ranked["iteration_s"] < ranked["duration_s"] < ranked["client_s"]
+        assert 0 < ranked["iteration_s"] == ranked["duration_s"] < ranked["client_s"]
         check_pagerank(system, 2000)
-        kmeans = KMeansWorkload(samples=3000, dimensions=4, clusters=3, iterations=2)
+        kmeans = KMeansWorkload(samples=3000, dimensions=4, clusters=3, iterations=1)
         kmeans.prepare(system, tmp_path)
         clustered = kmeans.run(system, 300)
         print(f"KMeans: {clustered}")
