@@ -35,7 +35,9 @@ from harness.validate import (
     check_tuner_options,
     check_unknown_keys,
     check_workload_options,
+    dotted_knobs,
     ensure_results_dir,
+    is_range_change,
     override_key,
     target_signature,
     validate_session_name,
@@ -138,11 +140,11 @@ def _make_system(cfg: DictConfig) -> System:
 
 
 def _pins_and_ranges(cfg: DictConfig, system: System) -> Config:
-    ranges = _container(cfg.system.ranges)
+    ranges = dotted_knobs(_container(cfg.system.ranges), is_range_change)
     if ranges:
         check_range_overrides(ranges)
         system.space = system.space.with_overrides(ranges)
-    return system.space.validate(_container(cfg.system.fixed), partial=True)
+    return system.space.validate(dotted_knobs(_container(cfg.system.fixed)), partial=True)
 
 
 def _container(node: Any) -> dict[str, Any]:
@@ -255,7 +257,7 @@ def build_session(
             config={str(k): v for k, v in stored.items()},
             params={
                 k: redact_uri(v) if isinstance(v, str) else v
-                for k, v in _flatten(_container(cfg)).items()
+                for k, v in dotted_knobs(_container(cfg)).items()
             },
             artifact_root=results / "mlartifacts",
         )
@@ -337,14 +339,3 @@ def assemble_session(
         # Absolute: adapters hand this path to servers and scripts that run in other folders.
         workdir=(results_dir / "work" / session_id).absolute(),
     )
-
-
-def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f"{name}."))
-        else:
-            flat[name] = value
-    return flat

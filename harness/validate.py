@@ -190,6 +190,30 @@ def _default_choice(group: str) -> str:
     return ""
 
 
+RANGE_FIELDS = frozenset({"min", "max", "default", "log", "values"})
+
+
+def dotted_knobs(tree: dict[str, Any], leaf: Any = None) -> dict[str, Any]:
+    """``{"mapreduce": {"job": {"maps": 2}}}`` → ``{"mapreduce.job.maps": 2}``.
+
+    Hydra reads the dots of ``+system.fixed.mapreduce.job.maps=2`` as nesting, but Hadoop's and
+    Hive's knob names have dots of their own. A value is a leaf when it is not a dict, or when
+    ``leaf(value)`` says so (a range override's ``{max: ...}``)."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and not (value and leaf and leaf(value)):
+            for inner, item in dotted_knobs(value, leaf).items():
+                flat[f"{key}.{inner}"] = item
+        else:
+            flat[str(key)] = value
+    return flat
+
+
+def is_range_change(value: dict[str, Any]) -> bool:
+    """A range override's fields (``{max: 100}``), not a level of a dotted knob name."""
+    return set(value) <= RANGE_FIELDS
+
+
 def check_range_overrides(ranges: dict[str, Any]) -> None:
     """Range overrides must be finite numbers (min/max/default) before the space sees them."""
     for knob, changes in ranges.items():

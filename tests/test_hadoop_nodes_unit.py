@@ -544,3 +544,21 @@ def test_busy_ports_reads_ss_output() -> None:
     assert ports.busy_ports(Canned(listing), "127.0.0.2", wanted) == [8020, 8088, 9866, 9870]
     assert ports.busy_ports(Canned(listing), "127.0.0.3", [9876, 9866]) == [9876]
     assert ports.busy_ports(Canned("", code=127), "127.0.0.2", wanted) == []  # no ss
+
+
+def test_an_unhealthy_nodemanager_is_named_with_the_line_that_says_why() -> None:
+    from systems.hadoop.health import NodeUnhealthy, unhealthy_notice
+
+    # As Hadoop 3.4.2's NodeManager logged it here (a disk threshold below this disk's use).
+    log = (
+        "2026-12-02 04:08:58,755 INFO org.apache.hadoop.yarn.server.nodemanager."
+        "LocalDirsHandlerService: Disk(s) failed: 1/1 local-dirs usable space is below "
+        "configured utilization percentage/no more usable space [ /d/yarn/local : used space "
+        "above threshold of 12.696836% ]\n"
+    )
+    notice = unhealthy_notice(NodeUnhealthy(["localhost:8041"]), [log])
+    assert notice.startswith(
+        "NodeManager localhost:8041 UNHEALTHY: Disk(s) failed: 1/1 local-dirs"
+    )
+    assert "12.696836%" in notice
+    assert unhealthy_notice(NodeUnhealthy(["a:1", "b:2"]), []) == "NodeManager a:1, b:2 UNHEALTHY"

@@ -8,20 +8,44 @@ pure functions of :mod:`systems.hadoop.parse`.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable, Sequence
 
 from harness.executor import CommandResult, Executor, tail
 from systems.hadoop import commands
 from systems.hadoop.parse import parse_dfsadmin_report, parse_yarn_nodes, safemode_off
 
-__all__ = ["cluster_problem", "daemon_logs"]
+__all__ = ["NodeUnhealthy", "cluster_problem", "daemon_logs", "unhealthy_notice"]
+
+#: The NodeManager log lines that say why it reports itself UNHEALTHY.
+_WHY_UNHEALTHY = re.compile(r"(Most of the disks failed|Disk\(s\) failed|health script).*", re.I)
+
+
+class NodeUnhealthy(Exception):
+    """NodeManagers that YARN lists as UNHEALTHY: their disk (or script) health check failed,
+    and it is not checked again for minutes (``yarn.nodemanager.disk-health-checker.interval-ms``),
+    so waiting out the start limit would only waste the test's time."""
+
+    def __init__(self, nodes: list[str]) -> None:
+        super().__init__(", ".join(nodes))
+        self.nodes = nodes
+
+
+def unhealthy_notice(exc: NodeUnhealthy, nodemanager_logs: Sequence[str]) -> str:
+    """One line: which NodeManagers are UNHEALTHY, and the log line that says why."""
+    why = None
+    for text in nodemanager_logs:
+        for match in _WHY_UNHEALTHY.finditer(text):
+            why = match.group(0)[:300]  # the last one: the newest check
+    return f"NodeManager {exc} UNHEALTHY" + (f": {why}" if why else "")
 
 
 def cluster_problem(
     run: Callable[[Sequence[str]], CommandResult], hadoop_home: str, conf_dir: str, expected: int
 ) -> str | None:
     """None when HDFS is out of safe mode with ``expected`` DataNodes live and as many
-    NodeManagers RUNNING; otherwise what is missing. ``run`` runs a command on the master."""
+    NodeManagers RUNNING; otherwise what is missing (:class:`NodeUnhealthy` for a NodeManager
+    that will not be healthy soon). ``run`` runs a command on the master."""
     wait = run(commands.safemode_wait(hadoop_home, conf_dir))
     if not wait.ok or not safemode_off(wait.stdout):
         return f"NameNode not out of safe mode ({tail(wait.stderr or wait.stdout, 1)})"
@@ -29,6 +53,9 @@ def cluster_problem(
     if report.live < expected:
         return f"{report.live}/{expected} DataNodes live ({report.dead} dead)"
     nodes = parse_yarn_nodes(run(commands.yarn_node_list(hadoop_home, conf_dir)).stdout)
+    unhealthy = [node.node_id for node in nodes if node.state == "UNHEALTHY"]
+    if unhealthy:
+        raise NodeUnhealthy(unhealthy)
     running = sum(node.state == "RUNNING" for node in nodes)
     if running < expected:
         states = ", ".join(f"{n.node_id} {n.state}" for n in nodes) or "none registered"

@@ -307,6 +307,9 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
             return self.health(min(max(deadline.remaining(), 10.0), 60.0))
         except CommandTimeout:
             return "a health command timed out"
+        except health.NodeUnhealthy as exc:
+            logs = [daemons.log_tail(d, 80) for d in self._daemons() if d.name == "nodemanager"]
+            raise StartFailed(f"{self.name}: {health.unhealthy_notice(exc, logs)}") from None
 
     def health(self, timeout_s: float) -> str | None:
         """None when HDFS is out of safe mode with every DataNode live and every NodeManager
