@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.session import SessionResult
+from harness.session_options import resume_command
 
 __all__ = ["format_value", "summary"]
 
@@ -84,5 +85,5 @@ def summary(result: SessionResult) -> str:
         f"  tracking: {result.tracking}",
     ]
     if result.status == "INTERRUPTED":
-        lines.append(f"  resume with: python -m harness resume={result.directory}")
+        lines.append(f"  resume with: {resume_command(result.directory)}")
     return "\n".join(lines)

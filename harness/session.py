@@ -42,7 +42,7 @@ from harness.errors import (
 from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.session_end import session_metrics, write_session_outputs
-from harness.session_options import SessionOptions, SessionResult
+from harness.session_options import SessionOptions, SessionResult, resume_command
 from harness.signals import SignalGuard, exported
 from harness.space import Config
 from harness.store import Store
@@ -138,7 +138,7 @@ class Session:
             status = "INTERRUPTED"
             message = (
                 f"interrupted after {len(observations)}/{self.options.budget} tests; "
-                f"resume with: python -m harness resume={self.store.directory}"
+                f"resume with: {resume_command(self.store.directory)}"
             )
         except SessionAborted as exc:
             status, message = "ABORTED", str(exc)
@@ -146,7 +146,7 @@ class Session:
             status = "ABORTED"
             message = (
                 f"{exc}; the {len(observations)} finished tests are kept: resume with "
-                f"python -m harness resume={self.store.directory}"
+                f"{resume_command(self.store.directory)}"
             )
         except Exception as exc:  # a bug in an adapter or tuner: keep the tests, say where
             status = "ABORTED"
@@ -159,7 +159,7 @@ class Session:
             message = (
                 f"internal error {type(exc).__name__}: {exc} (a bug; traceback in "
                 f"{trace}); the {len(observations)} finished tests are kept: resume "
-                f"with python -m harness resume={self.store.directory}"
+                f"with {resume_command(self.store.directory)}"
             )
         finally:
             self._teardown()
@@ -201,8 +201,8 @@ class Session:
             self.system.setup(self.workdir, self.workload)
         except (ConfigError, SystemStartError, WorkloadError) as exc:
             raise SessionAborted(
-                f"setup failed: {exc}; resume with python -m harness "
-                f"resume={self.store.directory} once it is fixed"
+                f"setup failed: {exc}; resume with "
+                f"{resume_command(self.store.directory)} once it is fixed"
             ) from exc
 
     def _prepare_workdir(self) -> None:

@@ -3,6 +3,8 @@ it reports (:class:`SessionResult`, for the summary and for callers)."""
 
 from __future__ import annotations
 
+import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ from harness.errors import HarnessError
 from harness.objective import Objective
 from harness.records import Observation, Status
 
-__all__ = ["SessionOptions", "SessionPolicy", "SessionResult"]
+__all__ = ["SessionOptions", "SessionPolicy", "SessionResult", "resume_command"]
 
 
 @dataclass
@@ -126,3 +128,15 @@ class SessionResult:
         if best is None or near is None:
             return None
         return self.objective.improvement(best, near)
+
+
+def resume_command(directory: Path) -> str:
+    """The command that resumes the session in ``directory``, runnable as printed: this very
+    interpreter (relative to the working folder when below it, e.g. ``.venv/bin/python``; a bare
+    ``python`` outside the venv has no Hydra), shell-quoted."""
+    interpreter = Path(sys.executable)
+    try:
+        program = str(interpreter.relative_to(Path.cwd()))
+    except ValueError:
+        program = str(interpreter)
+    return shlex.join([program, "-m", "harness", f"resume={directory}"])

@@ -28,6 +28,8 @@ METRICS = {
     "mapreduce": ("job_duration_s", "min"),
     "spark": ("job_duration_s", "min"),
     "cassandra": ("throughput_ops", "max"),
+    "hive": ("duration_s", "min"),
+    "hdfs": ("throughput_mb_s", "max"),
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -161,5 +162,12 @@ def test_sigint_stops_the_session_and_says_how_to_resume(tmp_path: Path) -> None
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
-    assert "INTERRUPTED" in out and "resume with: python -m harness resume=" in out
+    assert "INTERRUPTED" in out
+    # The resume command runs as printed: this interpreter (the venv's), not a bare `python`.
+    printed = [line for line in out.splitlines() if "resume with: " in line][-1]  # the summary's
+    command = shlex.split(printed.split("resume with: ", 1)[1])
+    assert command[1:3] == ["-m", "harness"] and command[3] == f"resume={log.parent}"
+    assert command[0] == ".venv/bin/python" or Path(command[0]) == Path(sys.executable)
+    has_hydra = subprocess.run([command[0], "-c", "import hydra"], cwd=ROOT, check=False)
+    assert has_hydra.returncode == 0
     assert 3 <= len(SampleStore(log.parent).load()) < 200
