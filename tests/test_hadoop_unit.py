@@ -649,7 +649,8 @@ def test_hive_session_lifecycle_on_standins(
     )
     assert "run join tiny maps=2 reduces=7" in calls(state)  # HiBench follows the knobs
     if mode == "daemons":
-        assert calls(state)[-6:] == DAEMON_STOPS  # the trial stopped the cluster
+        # the trial stopped the cluster (every daemon at once: in any order)
+        assert sorted(calls(state)[-6:]) == sorted(DAEMON_STOPS)
     else:
         assert calls(state)[-2:] == [f"stop-yarn {master}/conf", f"stop-dfs {master}/conf"]
     assert live_daemons(state) == []

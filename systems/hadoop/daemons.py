@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from harness.errors import ExecutorError
-from harness.executor import Executor
+from harness.executor import Executor, LocalExecutor
 from harness.process import process_alive
 
 __all__ = [
@@ -112,6 +113,25 @@ def stop_daemon(
     if not result.ok:
         log.warning("stopping the %s: %s", daemon.label(), result.describe())
     return result.ok
+
+
+def stop_all(
+    hadoop_home: str, daemons: Sequence[Daemon], env_of: Callable[[Daemon], Mapping[str, str]]
+) -> bool:
+    """Stop every daemon at once; True if every stop command said so. A restart needs no
+    orderly shutdown, and each stop waits a second or two for its JVM (four in turn took ~9 s
+    of every test here). Daemons of one remote host are stopped in turn, over its one SSH
+    connection; local ones (subprocesses) all at once."""
+    groups: dict[int, list[Daemon]] = {}
+    for daemon in daemons:
+        key = id(daemon) if isinstance(daemon.node, LocalExecutor) else id(daemon.node)
+        groups.setdefault(key, []).append(daemon)
+
+    def stop_group(group: list[Daemon]) -> bool:
+        return all([stop_daemon(hadoop_home, d, env_of(d)) for d in group])
+
+    with ThreadPoolExecutor(max_workers=max(len(groups), 1)) as pool:
+        return all(list(pool.map(stop_group, groups.values())))
 
 
 def end_leftovers(node: Executor, root: str) -> None:

@@ -352,9 +352,9 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
         if self.start_mode == "sbin":
             self._may_run = not self._stop_sbin()
             return
-        clean = True
-        for daemon in reversed(self._daemons()):
-            clean &= daemons.stop_daemon(self.hadoop_home, daemon, self._env(daemon.node))
+        clean = daemons.stop_all(
+            self.hadoop_home, list(reversed(self._daemons())), lambda d: self._env(d.node)
+        )
         for node in self._worker_nodes():
             daemons.end_leftovers(node, self.root_of(node))
         self._may_run = not clean
