@@ -562,3 +562,24 @@ def test_an_unhealthy_nodemanager_is_named_with_the_line_that_says_why() -> None
     )
     assert "12.696836%" in notice
     assert unhealthy_notice(NodeUnhealthy(["a:1", "b:2"]), []) == "NodeManager a:1, b:2 UNHEALTHY"
+
+
+def test_yarn_health_report_says_why_before_the_log_does() -> None:
+    from systems.hadoop.health import NodeUnhealthy, unhealthy_notice
+
+    # `yarn node -status` of a NodeManager that started with its disks over the threshold
+    # (Hadoop 3.4's NodeCLI layout); its log has no line about it yet.
+    status = (
+        "Node Report : \n\tNode-Id : localhost:8041\n\tRack : /default-rack\n"
+        "\tNode-State : UNHEALTHY\n\tLast-Health-Update : Wed 02/Dec/26 04:33:40:000UTC\n"
+        "\tHealth-Report : 1/1 local-dirs usable space is below configured utilization "
+        "percentage/no more usable space [ /d/yarn/local : used space above threshold of "
+        "2.0577462% ] \n\tContainers : 0\n"
+    )
+    notice = unhealthy_notice(NodeUnhealthy(["localhost:8041"], [status]), ["(no line)"])
+    assert notice.startswith("NodeManager localhost:8041 UNHEALTHY: 1/1 local-dirs usable space")
+    assert notice.endswith("2.0577462% ]")
+    with pytest.raises(ValueError):
+        from systems.hadoop.commands import yarn_node_status
+
+        yarn_node_status("/opt/hadoop", "/c", "host; rm -rf /:1")

@@ -86,6 +86,13 @@ def yarn_node_list(hadoop_home: str, conf_dir: str) -> list[str]:
     return _tool(hadoop_home, "yarn", conf_dir, "node", "-list", "-all")
 
 
+def yarn_node_status(hadoop_home: str, conf_dir: str, node_id: str) -> list[str]:
+    """One NodeManager's report (its ``Health-Report`` says why it is UNHEALTHY)."""
+    if not re.fullmatch(r"[A-Za-z0-9.-]+:\d+", node_id):
+        raise ValueError(f"not a YARN node id: {node_id!r}")
+    return _tool(hadoop_home, "yarn", conf_dir, "node", "-status", node_id)
+
+
 def _check_name(value: str, what: str) -> str:
     if not isinstance(value, str) or not _NAME.match(value):
         raise ConfigError(

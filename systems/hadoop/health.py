@@ -26,15 +26,26 @@ class NodeUnhealthy(Exception):
     and it is not checked again for minutes (``yarn.nodemanager.disk-health-checker.interval-ms``),
     so waiting out the start limit would only waste the test's time."""
 
-    def __init__(self, nodes: list[str]) -> None:
+    def __init__(self, nodes: list[str], statuses: Sequence[str] = ()) -> None:
         super().__init__(", ".join(nodes))
         self.nodes = nodes
+        self.statuses = list(statuses)  # `yarn node -status` of each
+
+
+_HEALTH_REPORT = re.compile(r"^\s*Health-Report\s*:\s*(\S.*)$", re.MULTILINE)
 
 
 def unhealthy_notice(exc: NodeUnhealthy, nodemanager_logs: Sequence[str]) -> str:
-    """One line: which NodeManagers are UNHEALTHY, and the log line that says why."""
+    """One line: which NodeManagers are UNHEALTHY and why, from YARN's health report (``yarn
+    node -status``), else from the NodeManager's log (a NodeManager that starts with bad disks
+    reports it but does not log it)."""
     why = None
-    for text in nodemanager_logs:
+    for text in exc.statuses:
+        match = _HEALTH_REPORT.search(text)
+        if match:
+            why = match.group(1).strip()[:300]
+            break
+    for text in nodemanager_logs if why is None else ():
         for match in _WHY_UNHEALTHY.finditer(text):
             why = match.group(0)[:300]  # the last one: the newest check
     return f"NodeManager {exc} UNHEALTHY" + (f": {why}" if why else "")
@@ -55,7 +66,10 @@ def cluster_problem(
     nodes = parse_yarn_nodes(run(commands.yarn_node_list(hadoop_home, conf_dir)).stdout)
     unhealthy = [node.node_id for node in nodes if node.state == "UNHEALTHY"]
     if unhealthy:
-        raise NodeUnhealthy(unhealthy)
+        statuses = [
+            run(commands.yarn_node_status(hadoop_home, conf_dir, n)).stdout for n in unhealthy
+        ]
+        raise NodeUnhealthy(unhealthy, statuses)
     running = sum(node.state == "RUNNING" for node in nodes)
     if running < expected:
         states = ", ".join(f"{n.node_id} {n.state}" for n in nodes) or "none registered"
