@@ -10,6 +10,7 @@ plus the metastore, warehouse and scratch settings below) goes to a private ``HI
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,9 +60,10 @@ class HiveHadoopSystem(HadoopSystem):
     def hive_conf_dir(self) -> str:
         return f"{self.root_of(self.load)}/hive-conf"
 
-    @property
+    @functools.cached_property
     def maven_hive(self) -> bool:
-        """An install of systems/hadoop/java/hive (our runner), not a Hive tarball."""
+        """An install of systems/hadoop/java/hive (our runner), not a Hive tarball. Looked up
+        once: every test renders hive-site.xml and starts a client, over SSH on a cluster."""
         return self.load.exists(f"{self.hive_home}/bin/hive-ql")
 
     def _check_installs(self) -> None:
