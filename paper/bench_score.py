@@ -23,12 +23,14 @@ from typing import Any
 
 __all__ = [
     "NOISE_FACTOR",
+    "grouped_summaries",
     "mean_ranks",
     "noise_verdict",
     "normalised_score",
     "plot_scores",
     "rank_average",
     "report_markdown",
+    "report_sections",
     "summarise",
 ]
 
@@ -178,7 +180,76 @@ def _cell(mean: float, std: float) -> str:
     return "–" if math.isnan(mean) else f"{mean:.3f} ± {std:.3f}"
 
 
-def report_markdown(summary: dict[str, Any], command: str, notes: str = "") -> str:
+_SUITE_LABELS = {
+    "eval": "evaluation suite (no setting was chosen on it)",
+    "dev": "development suite (settings are chosen here)",
+    "other": "other systems",
+}
+
+
+def _group_label(suite: str, noise: float) -> str:
+    level = "no noise" if noise == 0 else f"{100 * noise:g} % measurement noise"
+    return f"{_SUITE_LABELS.get(suite, suite)}, {level}"
+
+
+def grouped_summaries(
+    rows: list[Row], jobs: Sequence[tuple[str, str, int, int]]
+) -> list[tuple[str, dict[str, Any]]]:
+    """One :func:`summarise` per (suite, noise level), evaluation suite first; each summary
+    also says how many of its planned (system, seed) problems could be ranked (every tuner
+    finished) and which were dropped."""
+    from paper import suites
+
+    planned: dict[tuple[str, float], set[tuple[str, int]]] = defaultdict(set)
+    tuners: set[str] = set()
+    for tuner, system, seed, _ in jobs:
+        planned[(suites.suite_of(system), suites.noise_of(system))].add((system, seed))
+        tuners.add(tuner)
+    order = {"eval": 0, "dev": 1}
+    groups = []
+    for key in sorted(planned, key=lambda k: (order.get(k[0], 2), k[1])):
+        problems = planned[key]
+        mine = [r for r in rows if (r["system"], r["seed"]) in problems]
+        if not mine:
+            continue
+        summary = summarise(mine)
+        done: dict[tuple[str, int], set[str]] = defaultdict(set)
+        for r in mine:
+            done[(r["system"], r["seed"])].add(r["tuner"])
+        summary["dropped"] = sorted(
+            f"{s} seed {k} ({', '.join(sorted(tuners - done[(s, k)]))})"
+            for s, k in problems
+            if tuners - done[(s, k)]
+        )
+        summary["problems"] = len(problems)
+        groups.append((_group_label(*key), summary))
+    return groups
+
+
+def report_sections(
+    groups: Sequence[tuple[str, dict[str, Any]]], command: str, notes: str = ""
+) -> str:
+    """The REPORT.md text with one section per (suite, noise) group of
+    :func:`grouped_summaries`; a single group is the plain :func:`report_markdown`."""
+    if len(groups) == 1:
+        return report_markdown(groups[0][1], command, notes, title=groups[0][0])
+    lines = ["# Tuner benchmark", "", "Command:", "", "```", command, "```", ""]
+    if notes:
+        lines += [notes, ""]
+    for label, summary in groups:
+        body = report_markdown(summary, command, "", title=label).split("\n")
+        # Drop the per-section title block (title, command fence) and shift headings down.
+        start = body.index("```", body.index("```") + 1) + 1
+        while start < len(body) and not body[start]:
+            start += 1
+        lines += [f"## {label[0].upper()}{label[1:]}", ""]
+        lines += [f"#{line}" if line.startswith("## ") else line for line in body[start:]]
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(
+    summary: dict[str, Any], command: str, notes: str = "", title: str = ""
+) -> str:
     """The REPORT.md text: command, score table sorted by mean rank, overhead table."""
     systems, tuners = summary["systems"], summary["tuners"]
     order = sorted(
@@ -188,9 +259,25 @@ def report_markdown(summary: dict[str, Any], command: str, notes: str = "") -> s
             -tuners[n]["overall"],
         ),
     )
-    lines = ["# Tuner benchmark", "", "Command:", "", "```", command, "```", ""]
+    heading = f"# Tuner benchmark: {title}" if title else "# Tuner benchmark"
+    lines = [heading, "", "Command:", "", "```", command, "```", ""]
     if notes:
         lines += [notes, ""]
+    if "problems" in summary:
+        dropped = summary["dropped"]
+        lines += [
+            f"Ranked over {summary['problems'] - len(dropped)} of {summary['problems']} "
+            "(system, seed) problems"
+            + (
+                f"; dropped {len(dropped)} where a tuner did not finish: "
+                + "; ".join(dropped[:10])
+                + (" …" if len(dropped) > 10 else "")
+                if dropped
+                else ""
+            )
+            + ".",
+            "",
+        ]
     lines += [
         "Normalised score per session = (best found − default) / (best known − default) "
         "on larger-is-better scores (1 = best-known optimum, 0 = default; above 1 = beat "

@@ -2,7 +2,9 @@
 
 The rule, in order: a given ``default_config`` (knobs it lacks take the median/mode); the row
 flagged ``is_default`` (a harness export); ``default_row`` (``first`` or a row index; BestConfig's
-first row is the system's default); else the per-knob median (mode for enum/bool knobs).
+first row is the system's default; ``median_value``: the successful row of median performance,
+a configuration of typical performance where a table has no default); else the per-knob
+median (mode for enum/bool knobs).
 Where the default must be a recorded configuration (the recorded-sample backend, or a median
 that breaks a constraint of the table), the system moves it to the nearest recorded row
 (:func:`with_default_row`) and says so.
@@ -11,17 +13,25 @@ that breaks a constraint of the table), the system moves it to the nearest recor
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from statistics import median
 from typing import Any
+
+import numpy as np
 
 from harness.errors import ConfigError
 from harness.space import Config, Knob, Space
 from systems.dataset.tables import Table
 from systems.dataset.typed import Dataset
 
-__all__ = ["apply_catalogue", "default_rule", "median_config", "with_default_row"]
+__all__ = [
+    "apply_catalogue",
+    "default_rule",
+    "median_config",
+    "median_value_row",
+    "with_default_row",
+]
 
 _TRUE = ("true", "yes", "on")
 
@@ -32,8 +42,12 @@ def default_rule(
     configs: list[Config],
     default_row: int | str | None,
     default_config: Mapping[str, Any] | None,
+    values: Sequence[float] | np.ndarray = (),
+    failed: Sequence[bool] | np.ndarray = (),
 ) -> tuple[list[Knob], int | None, str]:
-    """Knobs with the default of the documented rule, its row (if one) and its description."""
+    """Knobs with the default of the documented rule, its row (if one) and its description.
+
+    ``values``/``failed`` (the target per row) are needed by ``default_row="median_value"``."""
     if default_config:
         space = Space(tuple(knobs))
         try:
@@ -52,7 +66,10 @@ def default_rule(
         if any(flags):
             default_index = flags.index(True)
             default_source = f"row flagged is_default ({table.where(default_index)})"
-    if default_index is None and default_row not in (None, "median"):
+    if default_index is None and default_row == "median_value":
+        default_index = median_value_row(values, failed)
+        default_source = f"the successful row of median performance ({table.where(default_index)})"
+    elif default_index is None and default_row not in (None, "median"):
         index = 0 if default_row == "first" else int(default_row)  # type: ignore[arg-type]
         if not 0 <= index < len(table.rows):
             raise ConfigError(f"default_row {default_row} is outside the {len(table.rows)} rows")
@@ -61,6 +78,19 @@ def default_rule(
     if default_index is not None:
         knobs = [_with_default(k, configs[default_index][k.name]) for k in knobs]
     return knobs, default_index, default_source
+
+
+def median_value_row(
+    values: Sequence[float] | np.ndarray, failed: Sequence[bool] | np.ndarray
+) -> int:
+    """The index of the successful row whose value is the (lower) median of the successful
+    values; the earliest such row on ties."""
+    flags = list(failed) or [False] * len(values)
+    ok = [i for i, bad in enumerate(flags) if not bad]
+    if not ok:
+        raise ConfigError("default_row median_value needs at least one successful row")
+    ordered = sorted(ok, key=lambda i: (float(values[i]), i))
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def _with_default(knob: Knob, value: bool | int | float | str) -> Knob:

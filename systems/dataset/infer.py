@@ -21,7 +21,8 @@ Rules (each a documented choice, see ``systems/dataset/README.md``):
   mostly-numeric column with some text is an error naming the cell. Constant columns are
   dropped with a logged note. Every knob's reason is in :attr:`Dataset.inference`.
 * **Default.** A given ``default_config`` (knobs it lacks: median/mode); else the row flagged
-  ``is_default``; else ``default_row`` (an index, or ``"first"``); else ``"median"``: the
+  ``is_default``; else ``default_row`` (an index, ``"first"``, or ``"median_value"``: the
+  successful row of median performance); else ``"median"``: the
   per-knob median (mode for enum/bool), which is a configuration inside the data's range but
   not necessarily a recorded one (the system then moves it to the nearest recorded row where
   it must be one).
@@ -311,7 +312,7 @@ def build_dataset(
         raise ConfigError(f"{table.source}: no knob columns left (all constant or excluded)")
     configs = [{k.name: row_values[k.name][i] for k in knobs} for i in range(n)]
     knobs, default_index, default_source = default_rule(
-        table, knobs, configs, default_row, default_config
+        table, knobs, configs, default_row, default_config, values, failed
     )
     space = Space(tuple(knobs))
     categorical = [k.name for k in knobs if k.type in ("enum", "bool")]

@@ -143,8 +143,10 @@ class DatasetSystem(System):
 
     Main parameters: ``path`` (CSV/ARFF, or ``builtin:<file under data/>``), ``target`` column
     and ``direction`` (a ``-``/``+`` marker on the column wins); ``noise``/``noise_seed``
-    (residual noise, surrogate only); ``default_row``, ``default_config``, ``failure_value``,
-    ``exclude``, ``rename``, ``catalogue``/``knob_set``, ``one_hot``, ``ordinal``/
+    (residual noise, surrogate only); ``measurement_noise`` (every answer times
+    ``exp(N(0, sigma))``, both backends, seeded by ``noise_seed``); ``default_row``,
+    ``default_config``, ``failure_value``, ``exclude``, ``rename``, ``catalogue``/
+    ``knob_set``, ``one_hot``, ``ordinal``/
     ``max_levels`` (how the table is read, see :mod:`systems.dataset.infer`); forest settings;
     ``allow_poor_fidelity``, ``min_coverage`` and the warn/refuse thresholds;
     ``failure_status`` (how a failure shows); ``cache_dir``.
@@ -161,6 +163,7 @@ class DatasetSystem(System):
         *,
         noise: float = 0.0,
         noise_seed: int = 0,
+        measurement_noise: float = 0.0,
         default_row: int | str | None = None,
         default_config: Mapping[str, Any] | None = None,
         failure_value: float | None = None,
@@ -263,6 +266,9 @@ class DatasetSystem(System):
         self._predicted_failure = ""
         self.noise = float(noise)
         self.noise_seed = int(noise_seed)
+        if not 0 <= float(measurement_noise) < 1:
+            raise ConfigError(f"measurement_noise is a sigma in [0, 1), got {measurement_noise}")
+        self.measurement_noise = float(measurement_noise)
         self._rng = np.random.default_rng(self.noise_seed)
         self._point: np.ndarray | None = None
         self._row: int | None = None
@@ -349,14 +355,21 @@ class DatasetSystem(System):
                 raise WorkloadTimeout(self._predicted_failure)
             raise WorkloadError(self._predicted_failure)
         if self._row is not None:
-            return {self.target: float(self.dataset.values[self._row])}
-        assert self.model is not None and self._point is not None
-        value = float(self.model.predict(self._point)[0])
-        if self.noise > 0 and len(self.model.residuals):
-            value += self.noise * float(self._rng.choice(self.model.residuals))
-            if self.model.value_range[0] >= 0:  # a throughput or a duration cannot go negative
-                value = max(value, 0.0)
+            value = float(self.dataset.values[self._row])
+        else:
+            assert self.model is not None and self._point is not None
+            value = float(self.model.predict(self._point)[0])
+            if self.noise > 0 and len(self.model.residuals):
+                value += self.noise * float(self._rng.choice(self.model.residuals))
+                if self.model.value_range[0] >= 0:  # a throughput or duration is never < 0
+                    value = max(value, 0.0)
+        if self.measurement_noise > 0:  # multiplicative: the same relative spread at any scale
+            value *= float(np.exp(self._rng.normal(0.0, self.measurement_noise)))
         return {self.target: value}
+
+    def noise_free_metrics(self, config: Config) -> dict[str, float]:
+        """The answer for ``config`` without any noise (to score a noisy session on truth)."""
+        return {self.target: self.predict(config)}
 
     def known_optimum(self) -> tuple[Config, float]:
         """Best-known optimum, once per system: the best recorded row (recorded backend); else
@@ -388,5 +401,6 @@ class DatasetSystem(System):
             "backend": self.backend,
             "noise": self.noise,
             "noise_seed": self.noise_seed,
+            "measurement_noise": self.measurement_noise,
             **self.settings.__dict__,
         }

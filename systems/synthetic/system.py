@@ -64,6 +64,11 @@ class SyntheticSystem(System):
         p99 = 2.0 + 60.0 * workers**2 + 4000.0 / (relative * PEAK_THROUGHPUT / 10.0)
         return {"throughput": relative * PEAK_THROUGHPUT, "latency_p99_ms": float(p99)}
 
+    def noise_free_metrics(self, config: Config) -> dict[str, float]:
+        """The throughput of ``config`` without measurement noise (to score noisy sessions)."""
+        point = self.space.encode(self.space.validate(config))
+        return {"throughput": float(function.response(point)[0]) * PEAK_THROUGHPUT}
+
     def known_optimum(self) -> tuple[Config, float]:
         """The analytic argmax snapped to representable values, and its noise-free throughput."""
         point = self.space.snap(function.optimum_point(self.space.dim)[None])[0]
