@@ -55,7 +55,7 @@ def test_every_moot_config_names_a_packaged_table_and_its_objective() -> None:
     from omegaconf import OmegaConf
 
     names = [s for s in suites.SUITES["dev"] if s.startswith("moot_")]
-    assert len(names) == 11
+    assert len(names) == 10  # SS-N left out: its forest has R² 0.27, a poor stand-in
     for name in names:
         adapter = OmegaConf.load(CONFIG_DIR / "system" / f"{name}.yaml").adapter
         path = DATA_DIR / str(adapter.path).removeprefix("builtin:")
