@@ -265,6 +265,27 @@ def test_reject_policy_names_the_knob_and_the_limit() -> None:
     assert render.reconcile(complete(), datanodes=1, policy="reject")[0]["dfs.replication"] == 1
 
 
+def test_the_disk_health_threshold_is_raised_to_this_disks_use_plus_headroom(
+    tmp_path: Path,
+) -> None:
+    from systems.hadoop.health import disk_floor, disk_use_percent
+
+    df = (
+        "Filesystem     1024-blocks     Used Available Capacity Mounted on\n"
+        "/dev/vda        264128000 12582912  84000000      13% /\n"
+    )
+    # YARN counts (size - available) / size: the root-reserved blocks are "used" too.
+    assert disk_use_percent(df) == pytest.approx(100 * (264128000 - 84000000) / 264128000)
+    floor = disk_floor([(LocalExecutor(), str(tmp_path))], 5.0)
+    assert floor is not None and 5.0 < floor <= 100.0
+    assert disk_floor([(LocalExecutor(), str(tmp_path))], None) is None
+    low = complete({render.DISK_KNOB: 17.2})
+    fixed, changes = render.reconcile(low, datanodes=1, policy="reject", disk_floor=73.456)
+    assert fixed[render.DISK_KNOB] == 73.46 and changes[render.DISK_KNOB] == (17.2, 73.46)
+    high = complete({render.DISK_KNOB: 90.0})
+    assert render.reconcile(high, datanodes=1, disk_floor=73.4)[0][render.DISK_KNOB] == 90.0
+
+
 def test_every_sampled_configuration_is_consistent_after_reconcile() -> None:
     space = load_catalogue(render.CATALOGUE, "30")
     for point in space.decode_many(np.random.default_rng(1).random((200, space.dim))):
@@ -770,6 +791,9 @@ def test_hdfs_dfsioe_on_standins(make: Make, standin: tuple[Path, Path]) -> None
     master = base / "data/127.0.0.1"
     assert not (master / "hive-conf").exists()
     assert "hdfs --daemon start datanode 127.0.0.3 127.0.0.3:9886" in calls(state)
+    assert system.apply({"dfs.blocksize": 64, "dfs.replication": 3}) is None  # as asked
+    ran = system.apply({render.DISK_KNOB: 1.0})  # below this disk's use: the node is UNHEALTHY
+    assert system.floor is not None and ran == {render.DISK_KNOB: round(system.floor, 2)}
     system.apply({"dfs.blocksize": 64, "dfs.replication": 3})
     for address in ("127.0.0.1", "127.0.0.2", "127.0.0.3"):
         hdfs = parse_xml((base / "data" / address / "conf/hdfs-site.xml").read_text())

@@ -15,7 +15,14 @@ from harness.executor import CommandResult, Executor, tail
 from systems.hadoop import commands
 from systems.hadoop.parse import parse_dfsadmin_report, parse_yarn_nodes, safemode_off
 
-__all__ = ["NodeUnhealthy", "cluster_problem", "daemon_logs", "unhealthy_notice"]
+__all__ = [
+    "NodeUnhealthy",
+    "cluster_problem",
+    "daemon_logs",
+    "disk_floor",
+    "disk_use_percent",
+    "unhealthy_notice",
+]
 
 #: The NodeManager log lines that say why it reports itself UNHEALTHY.
 _WHY_UNHEALTHY = re.compile(r"(Most of the disks failed|Disk\(s\) failed|health script).*", re.I)
@@ -89,3 +96,25 @@ def daemon_logs(master: Executor, log_dir: str, lines: int = 20) -> str:
             )
             parts.append(f"== {master.host}:{log_dir}/{name} ==\n{end.stdout.rstrip()}")
     return "\n".join(parts) or f"(no NameNode/ResourceManager log in {log_dir})"
+
+
+def disk_use_percent(df_output: str) -> float:
+    """The used share of a filesystem as YARN's disk check counts it, from ``df -Pk <dir>``:
+    (size − available) / size (Java's total and usable space), so the blocks reserved for root
+    count as used; that is why it is far above ``df``'s own Use% on a large disk."""
+    fields = df_output.strip().splitlines()[-1].split()
+    size, available = float(fields[1]), float(fields[3])
+    return 100.0 * (size - available) / size if size > 0 else 0.0
+
+
+def disk_floor(folders: Sequence[tuple[Executor, str]], headroom: float | None) -> float | None:
+    """The lowest disk-health threshold that keeps every node healthy: the largest disk use of
+    ``folders`` (node, folder) plus ``headroom`` points (the test's own data), at most 100.
+    None when ``headroom`` is None (the knob keeps its whole range)."""
+    if headroom is None:
+        return None
+    uses = [
+        disk_use_percent(node.run(["df", "-Pk", folder], timeout_s=60).stdout)
+        for node, folder in folders
+    ]
+    return min(100.0, max(uses, default=0.0) + float(headroom))

@@ -238,15 +238,24 @@ def base_properties(layout: Layout) -> dict[str, dict[str, str]]:
     return files
 
 
+#: YARN marks a NodeManager UNHEALTHY when its disk's use is above this threshold (percent).
+DISK_KNOB = "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage"
+
+
 def reconcile(
-    values: Mapping[str, Value], datanodes: int, policy: MemoryPolicy = "clamp"
+    values: Mapping[str, Value],
+    datanodes: int,
+    policy: MemoryPolicy = "clamp",
+    disk_floor: float | None = None,
 ) -> tuple[Config, dict[str, tuple[Value, Value]]]:
     """Make resource knobs consistent: ``(values, {knob: (asked, used)})``.
 
     Largest container = min(maximum-allocation, NodeManager capacity), for memory and vcores;
     task and AM containers at most that; the sort buffer at most half the map heap (and 2047
     MiB). ``reject`` raises KnobError instead. Replication is always cut to the number of
-    DataNodes: more replicas than nodes only leaves every block under-replicated.
+    DataNodes: more replicas than nodes only leaves every block under-replicated. Likewise
+    the disk-health threshold is raised to ``disk_floor`` (this disk's use plus headroom):
+    below it every NodeManager is UNHEALTHY before the test starts, whatever else is tuned.
     """
     out: dict[str, Any] = dict(values)
     changes: dict[str, tuple[Value, Value]] = {}
@@ -282,6 +291,9 @@ def reconcile(
         # Not a misconfiguration but a cluster-size fact: clamped under either policy.
         changes["dfs.replication"] = (out["dfs.replication"], max(1, datanodes))
         out["dfs.replication"] = max(1, datanodes)
+    if disk_floor is not None and DISK_KNOB in out and out[DISK_KNOB] < disk_floor:
+        changes[DISK_KNOB] = (out[DISK_KNOB], round(disk_floor, 2))
+        out[DISK_KNOB] = round(disk_floor, 2)
     return out, changes
 
 

@@ -54,6 +54,7 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
         master_is_worker: bool = True,
         format_namenode: bool = True,
         memory_policy: str = "clamp",
+        disk_headroom: float | None = 5.0,
         report_dir: str | None = None,
         site_properties: Mapping[str, Mapping[str, Any]] | None = None,
         setup_start_timeout_s: float = 600.0,
@@ -92,6 +93,8 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
                 f"system.adapter.memory_policy {memory_policy!r}: use clamp or reject"
             )
         self.memory_policy: render.MemoryPolicy = "clamp" if memory_policy == "clamp" else "reject"
+        self.disk_headroom = None if disk_headroom is None else float(disk_headroom)
+        self.floor: float | None = None  # the disk-health threshold's floor on these disks
         self.report_dir = render.check_path(
             report_dir or f"{self.hibench_home}/report", "system.adapter.report_dir"
         )
@@ -119,6 +122,9 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
         layout = self._resolve_layout(workdir)
         self._check_installs()
         self._prepare_nodes()
+        self.floor = health.disk_floor(
+            [(n, self.root_of(n)) for n in self._nodes()], self.disk_headroom
+        )
         self.apply(self.space.default())
         self._format_if_new(layout)
         self.start(self.setup_start_timeout_s)
@@ -219,13 +225,13 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
         if not result.ok:
             raise ConfigError(f"{self.name}: formatting the NameNode failed: {result.describe()}")
 
-    def apply(self, config: Config) -> None:
+    def apply(self, config: Config) -> Config | None:
         layout = self._layout()
         values, self.clamped = render.reconcile(
-            self.catalogue.complete(config), len(layout.workers), self.memory_policy
+            self.catalogue.complete(config), len(layout.workers), self.memory_policy, self.floor
         )
         for name, (asked, used) in self.clamped.items():
-            log.info("%s: %s=%s clamped to %s (memory_policy=clamp)", self.name, name, asked, used)
+            log.info("%s: %s=%s clamped to %s (see render.reconcile)", self.name, name, asked, used)
         hive_site = None
         for node in self._nodes():
             per_node = self._node_properties(layout, node)
@@ -237,6 +243,7 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
         if hive_site is not None:
             self._write_hive_site(hive_site)  # where Hive runs: the load host
         self.values = values
+        return {k: values[k] for k in config} if self.clamped else None  # the config run
 
     def _node_properties(self, layout: render.Layout, node: Executor) -> dict[str, dict[str, str]]:
         """Settings of one node's site files besides the knobs: its folders and addresses."""
