@@ -248,7 +248,7 @@ class Session:
                 self._track_best(obs)
                 if on_progress:
                     on_progress(obs, self._best_value)
-                self._check_crashes(obs)
+                self._check_crashes(obs, replayed=trial < len(stored))
             step_from = len(self.tuner.compute_log)
             self.tuner.tell(told)
             for record in self.tuner.compute_log[max(step_from - 2, 0) :]:
@@ -300,7 +300,7 @@ class Session:
         if value is not None:
             self.tracker.log_step(trial, {keys.METRIC_DEFAULT: value})
 
-    def _check_crashes(self, obs: Observation) -> None:
+    def _check_crashes(self, obs: Observation, replayed: bool = False) -> None:
         if obs.status is Status.CRASHED and obs.trial == 0:
             raise SessionAborted(
                 f"the default configuration did not start ({obs.message}); "
@@ -312,6 +312,10 @@ class Session:
                 f"the default configuration {obs.status.value} its workload ({obs.message}); "
                 "fix the workload or the objective before tuning"
             )
+        if replayed:
+            # A resume starts a new count: the user resumed because the cause may be fixed
+            # (a narrowed range, a new floor), and replayed crashes would abort it at once.
+            return
         self._crashes = self._crashes + 1 if obs.status is Status.CRASHED else 0
         if self._crashes >= self.options.max_consecutive_crashes:
             raise SessionAborted(

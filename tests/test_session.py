@@ -111,6 +111,16 @@ def test_consecutive_crashes_abort_with_a_clear_message(tmp_path: Path) -> None:
     assert result.observations[-1].status is Status.CRASHED
 
 
+def test_a_resume_does_not_count_the_crashes_it_replays(tmp_path: Path) -> None:
+    first = _session(tmp_path, budget=100, max_consecutive_crashes=1).run()
+    assert first.status == "ABORTED" and first.observations[-1].status is Status.CRASHED
+    done = len(first.observations)
+    # Resumed as it was: it runs a new test instead of aborting on the crash it replays.
+    second = _session(tmp_path, budget=done + 1, max_consecutive_crashes=1).run()
+    assert len(second.observations) == done + 1
+    assert second.observations[done - 1].status is Status.CRASHED
+
+
 def test_interrupt_keeps_finished_tests_and_resume_completes(tmp_path: Path) -> None:
     session = _session(tmp_path, tuner="lhs", budget=20)
     calls = 0
