@@ -1,60 +1,55 @@
-"""Knob influence from a saved ClassyTune model: ``python -m classytune.analyze <dir>``.
+"""Knob influence from a saved ClassyTune session: ``python -m classytune.analyze <dir>``.
 
 ``<dir>`` is a ClassyTune artifact directory (``results/sessions/<id>/artifacts``, written by
 :meth:`classytune.ClassyTuneBase.save_artifacts`, so by either ClassyTune tuner) or
 the session folder holding it.
 
-The analysis is comparison-based, as the paper proposes for model reuse: starting from the best
-measured setting, each knob in turn is moved up (``probes`` values spread evenly over the range
-above the best value) and down (the same below), every other knob kept; the saved classifier
-compares each variant with the best setting through the same induction as in training. A
-knob's *raise* (*lower*) share is the fraction of upward (downward) variants predicted to beat
-the best setting; the verdict is the direction whose share exceeds one half, else ``keep``.
-Values that snap back onto the best value (int/enum/bool cells) are not probes; a direction
-with no room left shows ``-``. The classifier's feature importances are listed alongside
-(for the ``concat`` induction, a knob's two columns are summed).
+For each knob, from the best measured setting: the calibrated chance that raising it (or
+lowering it) to values that measured tests took beats the best setting, with a 10-90 % band
+over an ensemble of comparators retrained on bootstrap resamples, and a verdict only where the
+band is clear of one half (:mod:`classytune.influence`). The comparator's held-out pair
+accuracy is printed beside the trivial accuracy; when it does not beat it, the output says the
+verdicts cannot be trusted. Agreement with the true surface on the synthetic systems:
+``python scripts/analyze_agreement.py`` (classytune/README.md).
 
-Prints a table and writes a bar plot (``knob_influence.png`` in the directory, or ``--out``).
+Prints a table and writes a plot (``knob_influence.png`` in the directory, or ``--out``).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import logging
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from classytune.classifiers import feature_importances, predict_better
-from classytune.induction import induce_against
+from classytune.classifiers import CLASSIFIERS, feature_importances, resolve
+from classytune.comparator import Comparator
+from classytune.influence import Calibration, Direction, KnobInfluence, influence
 from classytune.model_io import Artifacts, load_artifacts
 from harness.errors import HarnessError
 
-__all__ = ["KnobInfluence", "format_table", "knob_influence", "main", "plot_influence"]
+__all__ = [
+    "comparator_of",
+    "format_table",
+    "knob_influence",
+    "main",
+    "plot_influence",
+    "trust_line",
+]
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class KnobInfluence:
-    """Predicted effect of moving one knob away from the best measured setting."""
-
-    knob: str
-    best_value: object
-    raise_share: float | None  # None: no representable value above the best one
-    lower_share: float | None
-    importance: float | None
-
-    @property
-    def verdict(self) -> str:
-        shares = {"raise": self.raise_share, "lower": self.lower_share}
-        known = {k: v for k, v in shares.items() if v is not None}
-        if not known:
-            return "fixed"
-        direction = max(known, key=lambda k: known[k])
-        return direction if known[direction] > 0.5 else "keep"
+#: What scripts/analyze_agreement.py measured against the known truth of the synthetic systems.
+AGREEMENT_NOTE = (
+    "note: on the synthetic systems (known truth) these verdicts agreed with the truth no more "
+    "often than answering 'keep' for every knob (results/classytune/analyze_agreement.md): "
+    "treat a verdict as a hypothesis to test with a session, not as an answer"
+)
 
 
 def _importances(art: Artifacts) -> np.ndarray | None:
@@ -66,39 +61,40 @@ def _importances(art: Artifacts) -> np.ndarray | None:
     return values if values.size == art.space.dim else None
 
 
-def knob_influence(art: Artifacts, probes: int = 16) -> list[KnobInfluence]:
-    """For each knob, the share of raised / lowered variants predicted to beat the best."""
-    best = art.points[art.best_index]
-    induction, bits = art.settings["induction"], int(art.settings["bits"])
-    importances = _importances(art)
-    offsets = (np.arange(probes) + 0.5) / probes
-    result = []
-    for i, knob in enumerate(art.space.knobs):
-        shares: list[float | None] = []
-        for values in (best[i] + offsets * (1.0 - best[i]), best[i] * offsets):
-            variants = np.repeat(best[None, :], probes, axis=0)
-            variants[:, i] = values
-            variants = art.space.snap(variants)
-            variants = variants[~np.isclose(variants[:, i], best[i])]
-            if not len(variants):
-                shares.append(None)
-                continue
-            wins = predict_better(art.model, induce_against(variants, best, induction, bits))
-            shares.append(float(wins.mean()))
-        result.append(
-            KnobInfluence(
-                knob.name,
-                art.configs[art.best_index][knob.name],
-                shares[0],
-                shares[1],
-                None if importances is None else float(importances[i]),
-            )
-        )
-    return result
+def comparator_of(art: Artifacts) -> Comparator:
+    """The session's comparator (induction, bits, classifier and its options, ties)."""
+    tuner = art.settings.get("tuner", {})
+    name = str(art.settings.get("classifier") or tuner.get("classifier") or "xgboost")
+    options = json.loads(tuner.get("classifier_options") or "{}")
+    factory = resolve(name) if name in CLASSIFIERS else resolve("xgboost")
+    return Comparator(
+        art.space,
+        induction=art.settings["induction"],
+        bits=int(art.settings["bits"]),
+        classifier=functools.partial(factory, **options) if options else factory,
+        ties=str(tuner.get("ties", "skip")),
+        max_pairs=int(tuner.get("max_pairs") or 0) or None,
+    )
 
 
-def _fmt(share: float | None) -> str:
-    return "-" if share is None else f"{share:.2f}"
+def knob_influence(
+    art: Artifacts, probes: int = 8, members: int = 8
+) -> tuple[list[KnobInfluence], Calibration]:
+    """Per knob, the calibrated chance that raising / lowering it from the best setting wins."""
+    return influence(
+        art.space,
+        comparator_of(art),
+        art.points,
+        art.scores,
+        art.configs,
+        _importances(art),
+        probes,
+        members,
+    )
+
+
+def _fmt(d: Direction | None) -> str:
+    return "-" if d is None else f"{d.probability:.2f} [{d.low:.2f}, {d.high:.2f}]"
 
 
 def _value(value: object) -> str:
@@ -106,20 +102,35 @@ def _value(value: object) -> str:
 
 
 def format_table(rows: list[KnobInfluence]) -> str:
-    """A plain-text table, most important knobs first (importance unknown: catalogue order)."""
+    """A plain-text table, most important knobs first (importance unknown: catalogue order).
+    Cells: calibrated win chance [10 %, 90 % band over the ensemble]."""
     ordered = sorted(rows, key=lambda r: -(r.importance or 0.0))
     width = max(len("knob"), *(len(r.knob) for r in rows))
+    cell = 18
     lines = [
-        f"{'knob':<{width}}  {'best value':>14}  {'raise':>5}  {'lower':>5}  "
-        f"{'verdict':<7}  importance"
+        f"{'knob':<{width}}  {'best value':>14}  {'raise: P(win) [band]':<{cell}}  "
+        f"{'lower: P(win) [band]':<{cell}}  {'verdict':<7}  importance"
     ]
     for r in ordered:
         importance = "n/a" if r.importance is None else f"{r.importance:.3f}"
         lines.append(
-            f"{r.knob:<{width}}  {_value(r.best_value):>14}  {_fmt(r.raise_share):>5}  "
-            f"{_fmt(r.lower_share):>5}  {r.verdict:<7}  {importance}"
+            f"{r.knob:<{width}}  {_value(r.best_value):>14}  {_fmt(r.up):<{cell}}  "
+            f"{_fmt(r.down):<{cell}}  {r.verdict:<7}  {importance}"
         )
     return "\n".join(lines)
+
+
+def trust_line(calibration: Calibration) -> str:
+    """How far the comparator can be trusted, from its held-out pairs."""
+    if not calibration.pairs:
+        return "trust: no held-out pairs (too few distinct scores): verdicts cannot be checked"
+    head = (
+        f"trust: held-out pair accuracy {calibration.accuracy:.2f} vs {calibration.trivial:.2f} "
+        f"for always answering the majority label ({calibration.pairs} pairs)"
+    )
+    if calibration.accuracy <= calibration.trivial:
+        return head + ": the comparator does NOT beat the trivial answer; do not act on verdicts"
+    return head
 
 
 def plot_influence(rows: list[KnobInfluence], path: Path) -> None:
@@ -132,17 +143,22 @@ def plot_influence(rows: list[KnobInfluence], path: Path) -> None:
     names = [r.knob for r in rows]
     y = np.arange(len(rows))
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.35 * len(rows) + 1.8), sharey=True)
-    left.barh(y - 0.2, [r.raise_share or 0.0 for r in rows], 0.4, label="raise")
-    left.barh(y + 0.2, [r.lower_share or 0.0 for r in rows], 0.4, label="lower")
+    for offset, label, side in ((-0.2, "raise", "up"), (0.2, "lower", "down")):
+        cells = [getattr(r, side) for r in rows]
+        mean = [c.probability if c else 0.0 for c in cells]
+        err = np.array(
+            [[c.probability - c.low, c.high - c.probability] if c else [0, 0] for c in cells]
+        )
+        left.barh(y + offset, mean, 0.4, xerr=err.T, label=label, capsize=2)
     left.axvline(0.5, color="grey", linestyle="--", linewidth=1)
     left.set_xlim(0, 1)
-    left.set_xlabel("share of variants predicted to beat the best setting")
+    left.set_xlabel("calibrated P(beats the best setting); whiskers: 10-90 % over the ensemble")
     left.set_yticks(y, names)
     left.invert_yaxis()
-    left.legend(loc="lower right")
+    left.legend(loc="lower right", title="move the knob to measured values")
     right.barh(y, [r.importance or 0.0 for r in rows], color="tab:green")
     right.set_xlabel("classifier feature importance")
-    fig.suptitle("ClassyTune knob influence (comparison-based, from the best measured setting)")
+    fig.suptitle("ClassyTune knob influence from the best measured setting (dashed: even odds)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -158,12 +174,15 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="ClassyTune artifact directory (or the session folder holding it)",
     )
-    parser.add_argument("--probes", type=int, default=16, help="values tried per direction")
+    parser.add_argument(
+        "--probes", type=int, default=8, help="measured values tried per direction (at most)"
+    )
+    parser.add_argument("--members", type=int, default=8, help="comparators in the ensemble")
     parser.add_argument("--out", type=Path, help="PNG path (default: <dir>/knob_influence.png)")
     args = parser.parse_args(argv)
     try:
         art = load_artifacts(args.directory)
-        rows = knob_influence(art, max(args.probes, 1))
+        rows, calibration = knob_influence(art, max(args.probes, 1), max(args.members, 2))
         out = args.out or art.directory / "knob_influence.png"
         plot_influence(rows, out)
     except HarnessError as exc:
@@ -174,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         f"best measured setting (trial {art.settings.get('best_trial')}, score "
         f"{art.scores[art.best_index]:g}): {best}"
     )
+    print(trust_line(calibration))
     print(format_table(rows))
+    print(AGREEMENT_NOTE)
     print(f"plot: {out}")
     return 0
 

@@ -178,12 +178,13 @@ def test_artifacts_and_analyze_round_trip(
     assert art.settings["classifier"] == classifier
     model_file = "classifier.json" if classifier == "xgboost" else "classifier.joblib"
     assert art.settings["model_file"] == model_file
-    rows = knob_influence(art, probes=4)
+    rows, calibration = knob_influence(art, probes=4, members=3)
     assert [r.knob for r in rows] == tuner.space.names
-    assert all(r.verdict in ("raise", "lower", "keep", "fixed") for r in rows)
-    assert analyze_main([str(tmp_path / "artifacts"), "--probes", "4"]) == 0
+    assert all(r.verdict in ("raise", "lower", "keep", "unsure", "no data") for r in rows)
+    assert calibration.pairs > 0
+    assert analyze_main([str(tmp_path / "artifacts"), "--probes", "4", "--members", "3"]) == 0
     out = capsys.readouterr().out
-    assert "buffer_pool_mb" in out and "verdict" in out
+    assert "buffer_pool_mb" in out and "verdict" in out and "held-out pair accuracy" in out
     assert (tmp_path / "artifacts" / "knob_influence.png").stat().st_size > 1000
     assert (tmp_path / "artifacts" / "samples.csv").read_text().count("\n") == 31
 
