@@ -43,6 +43,15 @@ def _progress(total: int, enabled: bool, unit: str) -> Any:
     return bar, update
 
 
+def _logs_above(bar: Any, enabled: bool) -> Any:
+    """Route the console's log handlers through tqdm while the bar is shown."""
+    import contextlib
+
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    return logging_redirect_tqdm(tqdm_class=type(bar)) if enabled else contextlib.nullcontext()
+
+
 def run(cfg: DictConfig) -> float | None:
     """Build and run one session; return the best objective value (for sweepers)."""
     if _STOP.is_set():  # a sweep was interrupted: the jobs still queued do not start
@@ -54,7 +63,10 @@ def run(cfg: DictConfig) -> float | None:
         session.options.budget, session.options.progress, session.objective.unit
     )
     try:
-        result = api.run(session, on_progress=update)
+        # Log lines go through tqdm.write while the bar is drawn, so they land above it
+        # instead of being spliced into it.
+        with _logs_above(bar, session.options.progress):
+            result = api.run(session, on_progress=update)
     finally:
         bar.close()
     print(summary(result))

@@ -171,3 +171,21 @@ def test_sigint_stops_the_session_and_says_how_to_resume(tmp_path: Path) -> None
     has_hydra = subprocess.run([command[0], "-c", "import hydra"], cwd=ROOT, check=False)
     assert has_hydra.returncode == 0
     assert 3 <= len(SampleStore(log.parent).load()) < 200
+
+
+def test_log_lines_land_above_the_progress_bar_not_inside_it(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "harness", "system=synthetic10", "budget=8", "tracking=none"]
+    # One stream for both, as on a terminal: the bar (stderr) and the log lines (stdout).
+    done = subprocess.run(
+        [*argv, f"results_dir={tmp_path}"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.replace("\r", "\n").splitlines()
+    assert any("round 1 (ranked)" in line for line in lines)  # the log lines are still shown
+    for line in lines:
+        assert not ("test/s" in line and "[INFO]" in line), line
