@@ -40,6 +40,7 @@ def write_session_outputs(
             artifacts[keys.ARTIFACT_TUNER] = folder
         except Exception as exc:
             log.warning("could not save the tuner's artifacts: %s", exc)
+    _export_best(store, result)
     crashed = [o for o in result.observations if o.extra.get("log_tail")]
     if crashed:
         logs = store.directory / "crash_logs.txt"
@@ -53,6 +54,20 @@ def write_session_outputs(
         except OSError as exc:
             log.warning("could not write %s: %s", logs, exc.strerror)
     return artifacts
+
+
+def _export_best(store: Store, result: SessionResult) -> None:
+    """``export/``: the best configuration in the system's own syntax (harness.export)."""
+    if result.best is None:
+        return  # nothing succeeded: nothing to apply
+    from harness.export import export_session
+
+    try:
+        if not isinstance(store.read_meta().get("config"), dict):
+            return  # a session built from objects: no config to rebuild its adapter from
+        export_session(store.directory)
+    except Exception as exc:  # costs only the export: every test is already on disk
+        log.error("could not export the best configuration: %s", exc)
 
 
 def session_metrics(result: SessionResult) -> dict[str, float]:

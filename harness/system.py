@@ -41,6 +41,7 @@ __all__ = [
     "System",
     "SystemKind",
     "Workload",
+    "native_header",
 ]
 
 SystemKind = Literal["real", "surrogate", "synthetic", "remote"]
@@ -160,3 +161,36 @@ class System(ABC):
     def describe(self) -> Mapping[str, str]:
         """Tags for tracking: kind, versions, backend (override to add more)."""
         return {"system": self.name, "system_kind": self.kind}
+
+    def native_files(self, config: Config, note: str = "") -> dict[str, str]:
+        """``{file name: text}``: ``config`` in the system's own syntax (my.cnf, site XML, ...)
+        holding only the tuned knobs, each rendered exactly as :meth:`apply` renders it for a
+        test, for :mod:`harness.export`. Pure: no I/O, no started system. ``note`` (which
+        session and test) goes into a header comment where the format has comments (see
+        :func:`native_header`). File names are bare names, no folders. None by default
+        (synthetic and recorded-data systems have no configuration files)."""
+        return {}
+
+
+def native_header(
+    space: Space, config: Mapping[str, object], note: str = "", start: str = "# ", end: str = ""
+) -> list[str]:
+    """Comment lines for an exported file: what wrote it and each knob's unit, each line
+    ``start + text + end`` (``"# "``; ``"-- "`` for SQL; ``"<!-- "``/``" -->"`` for XML).
+    Text is one printable line, and ``--`` is broken up inside an XML comment, where it may
+    not appear, so no knob name or note can end the comment early."""
+
+    def line(text: str) -> str:
+        text = "".join(c if c.isprintable() else " " for c in text)
+        while end and "--" in text:
+            text = text.replace("--", "- -")
+        return f"{start}{text}{end}"
+
+    head = "best configuration exported by the ClassyTune harness"
+    lines = [line(f"{head}: {note}" if note else head)]
+    units = [
+        f"{name} [{space[name].unit}]" for name in config if name in space and space[name].unit
+    ]
+    if units:
+        lines.append(line("units: " + ", ".join(units)))
+    return lines

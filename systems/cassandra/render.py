@@ -44,6 +44,7 @@ __all__ = [
     "full_catalogue",
     "gc_flags",
     "heap_flags",
+    "native_files",
     "plain",
     "render_cassandra_yaml",
     "render_jvm_gc_options",
@@ -298,6 +299,24 @@ def render_jvm_gc_options(original: str, config: Mapping[str, Value]) -> str:
     """jvm17-/jvm11-server.options with the install's collector lines disabled and ours
     appended (every collector's tuning flags go, so no G1 flag lingers under ZGC)."""
     return _managed(original, GC_LINE, f"collector {config['jvm.gc']}", gc_flags(config))
+
+
+def native_files(
+    config: Mapping[str, Value], tuned: Sequence[str], header: Sequence[str]
+) -> dict[str, str]:
+    """The export of a complete configuration's ``tuned`` knobs: a cassandra.yaml fragment of
+    their keys (as :func:`render_tree` sets them) and the heap / collector option lines."""
+    entries, _ = _knob_entries(config)
+    targets = yaml_targets()
+    keys = {targets[name].key for name in tuned if name in targets}
+    fragment = {key: plain(value) for key, value in entries.items() if key in keys}
+    head = "".join(f"{line}\n" for line in header)
+    files = {"cassandra.yaml": head + yaml.safe_dump(fragment, sort_keys=False)}
+    if "jvm.heap_mb" in tuned:
+        files["jvm-server.options"] = head + "".join(f"{f}\n" for f in heap_flags(config))
+    if "jvm.gc" in tuned:
+        files["jvm17-server.options"] = head + "".join(f"{f}\n" for f in gc_flags(config))
+    return files
 
 
 def plain(value: Any) -> Any:

@@ -36,7 +36,7 @@ from harness.process import (
 )
 from harness.remote.cluster import Cluster
 from harness.space import Config, load_catalogue
-from harness.system import System, Workload
+from harness.system import System, Workload, native_header
 from systems.cassandra import commands, heap, render
 from systems.cassandra.commands import NodePaths
 from systems.cassandra.node import (
@@ -245,6 +245,14 @@ class CassandraSystem(NodeProbes, System):
         log.info("Cassandra data set snapshot taken on %d node(s)", len(self.nodes))
 
     # -- per test -----------------------------------------------------------------------------
+    def native_files(self, config: Config, note: str = "") -> dict[str, str]:
+        """``cassandra.yaml`` (the tuned keys), ``jvm-server.options`` (heap) and
+        ``jvm17-server.options`` (collector), values rendered as for a test."""
+        inside = {k: v for k, v in config.items() if k in self.space}
+        values = {**self.catalogue.complete(config), **self.space.validate(inside, partial=True)}
+        header = native_header(self.space, config, note)
+        return render.native_files(values, list(config), header)
+
     def reset(self) -> None:
         if not self._snapshot:
             return

@@ -6,12 +6,13 @@ from typing import Any
 
 from harness.remote.cluster import Cluster
 from systems.hadoop import render
+from systems.hadoop.native import NativeSites
 from systems.hadoop.system import HadoopSystem
 
 __all__ = ["HDFSYarnSystem"]
 
 
-class HDFSYarnSystem(HadoopSystem):
+class HDFSYarnSystem(NativeSites, HadoopSystem):
     """HDFS and YARN (core, hdfs, yarn and mapred site files) under HiBench's DFSIOe or
     MapReduce workloads; no Hive."""
 

@@ -18,6 +18,7 @@ from harness.config import install_dir as harness_install_dir
 from harness.executor import Executor
 from harness.remote.cluster import Cluster
 from systems.hadoop import render
+from systems.hadoop.native import NativeSites
 from systems.hadoop.system import HadoopSystem
 
 __all__ = ["WAREHOUSE", "HiveHadoopSystem"]
@@ -30,7 +31,7 @@ SCRATCH = "/harness/hive/scratch"
 TASK_JARS = ("commons-collections-3.2.2.jar",)
 
 
-class HiveHadoopSystem(HadoopSystem):
+class HiveHadoopSystem(NativeSites, HadoopSystem):
     """Hive 4 on Hadoop (MapReduce on YARN over HDFS): all five site files, the Hive client on
     the load host; HiveQL workloads of our own (``hive_sql``) or HiBench's."""
 

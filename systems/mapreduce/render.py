@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 from harness.space import Space, Value, load_catalogue
 from systems.java_text import knob_text, mapped
 
-__all__ = ["CATALOGUE", "FIXED", "full_catalogue", "hadoop_options", "java_opts"]
+__all__ = ["CATALOGUE", "FIXED", "full_catalogue", "hadoop_options", "java_opts", "site_xml"]
 
 CATALOGUE = Path(__file__).with_name("knobs.yaml")
 MIB, KIB = 2**20, 2**10
@@ -77,3 +78,14 @@ def java_opts(config: Mapping[str, Value]) -> list[str]:
         "-XX:+TieredCompilation" if config["jvm.tiered_compilation"] else "-XX:-TieredCompilation"
     )
     return opts
+
+
+def site_xml(properties: Mapping[str, str], header: list[str]) -> str:
+    """A Hadoop ``<configuration>`` file of ``properties`` (values already one line, see
+    :func:`~systems.java_text.knob_text`), names and values XML-escaped."""
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', *header, "<configuration>"]
+    lines += [
+        f"  <property><name>{escape(name)}</name><value>{escape(value)}</value></property>"
+        for name, value in properties.items()
+    ]
+    return "\n".join([*lines, "</configuration>"]) + "\n"

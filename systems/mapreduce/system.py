@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from harness.errors import ConfigError, SystemStartError, WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
 from harness.process import run_step
 from harness.space import Config, load_catalogue
-from harness.system import System, Workload
+from harness.system import System, Workload, native_header
 from systems.java_text import jvm_options
 from systems.mapreduce import render
 
@@ -173,6 +174,20 @@ class MapReduceSystem(System):
         values = self.catalogue.complete(config)
         self.options = render.hadoop_options(values, self._root())
         self.jvm = render.java_opts(values) + self.extra_java_opts
+
+    def native_files(self, config: Config, note: str = "") -> dict[str, str]:
+        """``mapred-site.xml`` (the tuned properties; every Hadoop job reads it) and
+        ``hadoop-env.sh`` (the JVM flags as HADOOP_CLIENT_OPTS), rendered as for a test."""
+        values = self.catalogue.complete(config)
+        options = render.hadoop_options(values, Path("."))
+        tuned = {name: options[name] for name in config if name in options}
+        xml = native_header(self.space, config, note, start="<!-- ", end=" -->")
+        opts = shlex.quote(" ".join(render.java_opts(values)))
+        env = [*native_header(self.space, config, note), f"export HADOOP_CLIENT_OPTS={opts}"]
+        return {
+            "mapred-site.xml": render.site_xml(tuned, xml),
+            "hadoop-env.sh": "\n".join(env) + "\n",
+        }
 
     def reset(self) -> None:
         """Remove the previous test's output and Hadoop scratch space."""

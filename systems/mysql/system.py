@@ -21,7 +21,7 @@ from harness.executor import Executor
 from harness.machine import Machine
 from harness.process import Deadline, StartFailed, wait_ready
 from harness.space import Config, Knob, Space, Value, load_catalogue
-from harness.system import Workload
+from harness.system import Workload, native_header
 from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
 from systems.dbserver.conftext import mycnf_value
 
@@ -241,6 +241,11 @@ class MySQLSystem(ServerSystem):
             self.cnf_path, render_mycnf(self.space, merged, self.base_lines())
         )
         self.config = merged
+
+    def native_files(self, config: Config, note: str = "") -> dict[str, str]:
+        """``my.cnf``: the ``[mysqld]`` section of the tuned knobs, rendered as for a test."""
+        body = render_mycnf(self.space, config, []).split("\n", 1)[1]  # minus the test banner
+        return {"my.cnf": "\n".join([*native_header(self.space, config, note), body])}
 
     def _launch(self, timeout_s: float) -> None:
         self.as_user(["truncate", "-s", "0", str(self.log_path())], check=False)

@@ -21,6 +21,7 @@ from harness.executor import Executor
 from harness.machine import Machine
 from harness.process import run_step
 from harness.space import Config, Knob, Space, Value, load_catalogue
+from harness.system import native_header
 from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
 from systems.dbserver.conftext import pg_string
 
@@ -190,6 +191,11 @@ class PostgresSystem(ServerSystem):
         merged = {**self.space.default(), **self.space.validate(config, partial=True)}
         self.executor.write_text(self.tuning_path, render_tuning_conf(self.space, merged))
         self.config = merged
+
+    def native_files(self, config: Config, note: str = "") -> dict[str, str]:
+        """``postgresql.conf`` lines of the tuned knobs, rendered as for a test."""
+        body = render_tuning_conf(self.space, config).split("\n", 1)[1]  # minus the banner
+        return {"postgresql.conf": "\n".join([*native_header(self.space, config, note), body])}
 
     def _launch(self, timeout_s: float) -> None:
         self.as_user(["truncate", "-s", "0", str(self.log_path())], check=False)

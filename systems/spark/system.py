@@ -23,7 +23,7 @@ from harness.errors import ConfigError, SystemStartError, WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
 from harness.process import run_step
 from harness.space import Config, load_catalogue
-from harness.system import System, Workload
+from harness.system import System, Workload, native_header
 from systems.spark import conf
 
 __all__ = ["RunnerOutput", "SparkSystem", "java_error", "parse_runner"]
@@ -141,6 +141,16 @@ class SparkSystem(System):
     def apply(self, config: Config) -> None:
         values = self.catalogue.complete(config)
         self.master, self.properties = conf.spark_properties(values, self._root())
+
+    def native_files(self, config: Config, note: str = "") -> dict[str, str]:
+        """``spark-defaults.conf``: ``key value`` of the tuned knobs, formatted as for a test
+        (``local_threads`` as ``spark.master local[N]``)."""
+        master, props = conf.spark_properties(self.catalogue.complete(config), Path("."))
+        lines = native_header(self.space, config, note)
+        if "local_threads" in config:
+            lines.append(f"spark.master {master}")
+        lines += [f"{name} {props[name]}" for name in config if name in props]
+        return {"spark-defaults.conf": "\n".join(lines) + "\n"}
 
     def reset(self) -> None:
         """Empty the shuffle/spill directory and job outputs of the previous test."""

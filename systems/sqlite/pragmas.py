@@ -27,6 +27,7 @@ __all__ = [
     "expected_readback",
     "mismatches",
     "render",
+    "script",
 ]
 
 #: Knobs that take effect only when the database file is created (handled by the adapter).
@@ -117,6 +118,16 @@ def render(config: Mapping[str, Value], space: Space, defaults: Config) -> list[
         for name, pragma in PRAGMAS.items()
         if name in full and name not in CREATION_KNOBS
     ]
+
+
+def script(config: Mapping[str, Value], space: Space, defaults: Config) -> list[str]:
+    """``PRAGMA name=token;`` for each knob of ``config``, tokens exactly as :func:`render`
+    makes them: the creation-time knobs first (they hold only on a new, empty database or
+    after ``VACUUM``), then the per-connection ones in apply order."""
+    full = _full(config, space, defaults)
+    first = [(n, _token(n, PRAGMAS[n].sql(full[n]))) for n in CREATION_KNOBS if n in config]
+    rest = [(n, t) for n, t in render(config, space, defaults) if n in config]
+    return [f"PRAGMA {name}={token};" for name, token in [*first, *rest]]
 
 
 def _token(name: str, token: str) -> str:

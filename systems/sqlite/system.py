@@ -24,7 +24,7 @@ from pathlib import Path
 
 from harness.errors import SystemStartError
 from harness.space import Config, load_catalogue
-from harness.system import System, Workload
+from harness.system import System, Workload, native_header
 from systems.sqlite import pragmas, worker
 
 __all__ = ["CATALOGUE", "WORKER", "SQLiteSystem"]
@@ -101,6 +101,12 @@ class SQLiteSystem(System):
         """Validate ``config`` against the catalogue and keep it for ``start`` and the worker."""
         pragmas.render(config, self.space, self.defaults)  # raises KnobError on any bad value
         self._config = dict(config)
+
+    def native_files(self, config: Config, note: str = "") -> dict[str, str]:
+        """``pragmas.sql``: the tuned knobs as PRAGMA statements, tokens as a test uses them."""
+        lines = native_header(self.space, config, note, start="-- ")
+        lines += pragmas.script(config, self.space, self.defaults)
+        return {"pragmas.sql": "\n".join(lines) + "\n"}
 
     def connection_pragmas(self) -> list[tuple[str, str]]:
         """The applied configuration as per-connection ``(name, token)`` PRAGMA pairs."""

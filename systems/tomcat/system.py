@@ -15,6 +15,7 @@ through the :class:`~harness.executor.Executor` (local, or SSH with ``hosts=``).
 from __future__ import annotations
 
 import logging
+import shlex
 from pathlib import Path
 
 from harness.errors import ConfigError, ExecutorError
@@ -29,7 +30,7 @@ from harness.process import (
     wait_ready,
 )
 from harness.space import Config, load_catalogue
-from harness.system import System, Workload
+from harness.system import System, Workload, native_header
 from systems.java_text import jvm_options
 from systems.tomcat import launch, render, webapp
 
@@ -182,6 +183,22 @@ class TomcatSystem(System):
         )
         self.executor.write_text(base / "conf" / "context.xml", render.render_context_xml(values))
         self._java_opts = render.java_opts(values) + self.extra_java_opts
+
+    def native_files(self, config: Config, note: str = "") -> dict[str, str]:
+        """``server.xml`` (its Connector on 127.0.0.1:8080, or the adapter's port),
+        ``context.xml`` and ``setenv.sh`` (CATALINA_OPTS), rendered as for a test."""
+        values = self.catalogue.complete(config)
+        xml = native_header(self.space, config, note, start="<!-- ", end=" -->")
+        server = render.render_server_xml(values, self.port or 8080).split("\n", 1)
+        context = render.render_context_xml(values).split("\n", 1)
+        opts = " ".join(render.java_opts(values))
+        return {
+            "server.xml": "\n".join([server[0], *xml, server[1]]),
+            "context.xml": "\n".join([context[0], *xml, context[1]]),
+            "setenv.sh": "\n".join(
+                [*native_header(self.space, config, note), f"CATALINA_OPTS={shlex.quote(opts)}\n"]
+            ),
+        }
 
     def jvm_command(self) -> list[str]:
         """The java command of the current configuration (one argument per option)."""
