@@ -197,14 +197,15 @@ def build_session(
         # what a resume may change: how it reports and where it logs, not what it measures
         if any(k == "tracking" or k.startswith("tracking.") for k in keys_given):
             cfg.tracking = given.tracking
-        for key in ("progress", "keep_workdir"):
+        for key in ("progress", "keep_workdir", "confirm"):
             if f"session.{key}" in keys_given:
                 cfg.session[key] = given.session[key]
     else:
         check_unknown_keys(cfg)
         if cfg.session.name:
             validate_session_name(str(cfg.session.name))
-    policy = {f.name: cfg.session[f.name] for f in fields(SessionPolicy)}
+    # .get: a session stored before a key existed resumes with its default
+    policy = {f.name: cfg.session.get(f.name, f.default) for f in fields(SessionPolicy)}
     options = SessionOptions(
         budget=int(cfg.budget), seed=int(cfg.seed), repeats=int(cfg.repeats), **policy
     )

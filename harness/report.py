@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.confirm import confirmation
 from harness.session import SessionResult
 from harness.session_options import resume_command
 
@@ -34,6 +35,14 @@ def _knob(value: object) -> str:
 
 def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:+.1f}%"
+
+
+def _confirmed(result: SessionResult) -> list[str]:
+    """The confirmation line (harness.confirm), when the session ran one."""
+    found = confirmation(result.objective, result.references)
+    if found is None:
+        return []
+    return ["  " + found.line(lambda v: format_value(v, result.objective.unit))]
 
 
 def summary(result: SessionResult) -> str:
@@ -75,6 +84,7 @@ def summary(result: SessionResult) -> str:
                 else ""
             ),
             *_side_by_side(result),
+            *_confirmed(result),
             "  best configuration:",
             *(f"    {k} = {_knob(v)}" for k, v in best.config.items()),
         ]

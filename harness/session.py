@@ -43,6 +43,7 @@ from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.session_end import session_metrics, write_session_outputs
 from harness.session_options import SessionOptions, SessionResult, resume_command
+from harness.session_references import ReferenceRuns
 from harness.signals import SignalGuard, exported
 from harness.space import Config
 from harness.store import Store
@@ -60,7 +61,7 @@ TunerFactory = Callable[..., Tuner]
 SESSION_ENV = "HARNESS_SESSION"
 
 
-class Session:
+class Session(ReferenceRuns):
     """Runs (or resumes) one tuning session against one system and workload."""
 
     def __init__(
@@ -130,10 +131,11 @@ class Session:
         observations: list[Observation] = []
         status, message = "FINISHED", ""
         try:
-            if len(stored) < self.options.budget:
+            if len(stored) < self.options.budget or self._to_confirm(stored, references):
                 self._prepare_workdir()
                 self._setup_system()
             self._loop(stored, observations, references, logged, on_progress)
+            self._confirm(observations, references)
         except KeyboardInterrupt:
             status = "INTERRUPTED"
             message = (
@@ -275,30 +277,6 @@ class Session:
         if self._default_run_s is None:
             return self.options.first_timeout_s
         return max(self.options.timeout_factor * self._default_run_s, self.options.min_timeout_s)
-
-    def _maybe_remeasure_default(self, trial: int, references: list[Observation]) -> None:
-        every = self.options.default_every
-        if not every or trial == 0 or trial % every:
-            return
-        if any(int(r.extra.get("after_trial", -1)) == trial for r in references):
-            return  # measured before an interruption
-        ref = run_test(
-            self.system,
-            self.workload,
-            self.objective,
-            {**self.system.space.default(), **self.fixed},
-            trial,
-            repeats=self.options.repeats,
-            timeout_s=self._timeout(),
-            start_timeout_s=self.options.start_timeout_s,
-            is_default=True,
-        )
-        ref = Observation(**{**ref.__dict__, "extra": {**ref.extra, "after_trial": trial}})
-        self.store.append(ref, reference=True)
-        references.append(ref)
-        value = self._objective_value(ref)
-        if value is not None:
-            self.tracker.log_step(trial, {keys.METRIC_DEFAULT: value})
 
     def _check_crashes(self, obs: Observation, replayed: bool = False) -> None:
         if obs.status is Status.CRASHED and obs.trial == 0:

@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 
 from harness import tracking_keys as keys
+from harness.confirm import confirmation
 from harness.errors import StoreError
 from harness.session_options import SessionResult
 from harness.store import Store
@@ -72,6 +73,7 @@ def _export_best(store: Store, result: SessionResult) -> None:
 
 def session_metrics(result: SessionResult) -> dict[str, float]:
     """The session run's summary metrics (those a session without a default lacks are left out)."""
+    confirmed = confirmation(result.objective, result.references)
     metrics: dict[str, float] = {
         keys.METRIC_TESTS: len(result.observations),
         keys.METRIC_FAILED_TESTS: sum(not o.ok for o in result.observations),
@@ -82,6 +84,7 @@ def session_metrics(result: SessionResult) -> dict[str, float]:
         (keys.METRIC_BEST, result.value(result.best)),
         (keys.METRIC_IMPROVEMENT, result.improvement()),
         (keys.METRIC_IMPROVEMENT_NEAREST, result.improvement_vs_nearest()),
+        (keys.METRIC_IMPROVEMENT_CONFIRMED, getattr(confirmed, "improvement", None)),
     ):
         if value is not None:
             metrics[key] = value

@@ -33,6 +33,9 @@ class SessionPolicy:
     max_consecutive_crashes: int = 5
     #: Re-measure the default every N tests (0: never), to see the machine's drift.
     default_every: int = 0
+    #: After the budget, measure the default and the best this many times each, alternating
+    #: (harness.confirm); None: 3 on real systems with budget >= 20, else 0.
+    confirm: int | None = None
     #: Show a progress bar on stderr.
     progress: bool = True
     #: Keep the work folder (servers' data, logs) after a finished session.
@@ -69,6 +72,8 @@ class SessionOptions(SessionPolicy):
             raise ConfigError("session.max_consecutive_crashes must be at least 1")
         if self.default_every < 0:
             raise ConfigError("session.default_every must be 0 (off) or a number of tests")
+        if self.confirm is not None and self.confirm < 0:
+            raise ConfigError("session.confirm must be 0 (off) or a number of runs, e.g. 3")
 
 
 @dataclass
@@ -116,7 +121,8 @@ class SessionResult:
     def nearest_default(self) -> Observation | None:
         """The default measurement nearest in time to the best test (noise-aware baseline)."""
         best = self.best
-        candidates = [o for o in [self.default, *self.references] if o is not None and o.ok]
+        again = [o for o in self.references if o.is_default]  # not the best's confirmations
+        candidates = [o for o in [self.default, *again] if o is not None and o.ok]
         if best is None or not candidates:
             return None
         return min(

@@ -36,6 +36,7 @@ METRIC_DEFAULT = "default_value"
 METRIC_BEST = "best_value"
 METRIC_IMPROVEMENT = "improvement"  # relative, vs the first default measurement
 METRIC_IMPROVEMENT_NEAREST = "improvement_vs_nearest_default"
+METRIC_IMPROVEMENT_CONFIRMED = "improvement_confirmed"
 METRIC_TESTS = "tests"
 METRIC_FAILED_TESTS = "failed_tests"
 

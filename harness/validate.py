@@ -39,6 +39,7 @@ RESUME_OVERRIDABLE = (
     "tracking",
     "session.progress",
     "session.keep_workdir",
+    "session.confirm",
     "hydra",
 )
 #: Typed nodes whose keys are fixed; a ``+key=`` Hydra would add to them is refused.
