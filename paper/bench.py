@@ -234,6 +234,9 @@ def run_jobs(
     # One BLAS thread per worker: the processes already use the cores.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # SMAC's local search orders its start points by string hashing: a fixed hash seed in the
+    # (spawned) workers makes its sessions repeat across runs and machines.
+    os.environ.setdefault("PYTHONHASHSEED", "0")
     if todo:
         from tqdm import tqdm
 
