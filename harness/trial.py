@@ -8,6 +8,7 @@ system's and workload's exceptions to a status. The ask/tell loop around it is
 from __future__ import annotations
 
 import logging
+import os
 import statistics
 import time
 from typing import Any
@@ -63,6 +64,9 @@ def run_test(
         run_started = time.perf_counter()
         runs = [workload.run(system, timeout_s) for _ in range(repeats)]
         extra["run_s"] = (time.perf_counter() - run_started) / repeats
+        # The harness machine's 1-minute load average as the run ends: a test taken while
+        # other jobs loaded the machine can be flagged (it covers roughly the last minute).
+        extra["loadavg_1m"] = round(os.getloadavg()[0], 2)
         metrics = aggregate(runs)
         if repeats > 1:
             extra["runs"] = runs

@@ -90,6 +90,7 @@ def test_a_session_confirms_its_best_after_the_budget_and_a_resume_completes_it(
     assert all(r.config == best.config for r in runs if r.extra[CONFIRM_KEY] == "best")
     assert all(r.is_default for r in runs if r.extra[CONFIRM_KEY] == "default")
     assert len(result.observations) == 12  # not counted in the budget
+    assert all(o.extra["loadavg_1m"] >= 0 for o in result.observations if o.ok)
     assert "confirmed improvement:" in summary(result)
     assert "improvement_confirmed" in session_metrics(result)
     # The nearest default is a default measurement, never one of the best's re-runs.
