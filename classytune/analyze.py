@@ -52,7 +52,7 @@ AGREEMENT_NOTE = (
 )
 
 
-def _importances(art: Artifacts) -> np.ndarray | None:
+def importances(art: Artifacts) -> np.ndarray | None:
     values = feature_importances(art.model)
     if values is None:
         return None
@@ -87,7 +87,7 @@ def knob_influence(
         art.points,
         art.scores,
         art.configs,
-        _importances(art),
+        importances(art),
         probes,
         members,
     )

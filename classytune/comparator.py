@@ -38,7 +38,9 @@ class Comparator:
         classifier: a factory ``(seed) -> classifier`` (a config node with ``_target_`` and
             ``_partial_: true``) or a short name from
             :data:`classytune.classifiers.CLASSIFIERS`.
-        ties: ``skip`` pairs with equal scores (default) or label them ``zero``.
+        ties: ``skip`` pairs with equal scores (default) or label them ``zero`` in both
+            orders, which is the paper's Eq. (1) (label 1 iff f(Xa) > f(Xb)) and the paper
+            mode's default.
         rules: experience rules (see :mod:`classytune.rules`); off when empty.
         rule_samples: base settings drawn per rule (each gives up to two rows).
         max_pairs: train on a random subset of at most this many ordered pairs (None: all).

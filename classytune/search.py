@@ -3,26 +3,34 @@
 Given a fitted comparator, the evaluated points and their scores:
 
 1. pivot = the best measured point;
-2. a large LHS set S is compared against the pivot; the settings predicted to win are the
-   *winners* (a list, so a few wrong predictions cannot derail the search);
-3. k is chosen by the elbow criterion over KMeans inertia (:func:`elbow_k`), and the winners
-   are clustered into k clusters whose centres locate the promising subspaces;
-4. each centre's subspace is bounded, per dimension, by the nearest evaluated values below and
-   above it (:func:`subspace_bounds`);
+2. a large LHS set S, snapped to the knobs' int/enum/bool cells (a measured setting always sits
+   at a cell centre, so the comparator is asked about settings that can be measured; duplicates
+   and already measured settings are dropped: :func:`distinct_new`), is compared against the
+   pivot; the settings predicted to win are the *winners* (a list, so a few wrong predictions
+   cannot derail the search);
+3. k is chosen by the elbow criterion over KMeans inertia (:func:`elbow_k`), optionally checked
+   against uniform reference draws (:func:`beats_uniform`: no cluster structure → k = 1), and
+   the winners are clustered into k clusters whose centres locate the promising subspaces;
+4. each centre's subspace is bounded (``bounds``): ``per_dimension``, by the nearest evaluated
+   values below and above it in each dimension (:func:`subspace_bounds`), or
+   ``nearest_setting``, by the evaluated setting nearest to it (:func:`nearest_setting_bounds`);
 5. the caller spends its tests as LHS samples inside the subspaces, split by :func:`allocate`.
 
 No winners: the pivot itself becomes the only centre, so the tests go to the subspace around
 the best measured setting (a local refinement rather than a random restart: the classifier just
 said nothing looks better than the pivot).
 
-The pure functions (:func:`elbow_k`, :func:`subspace_bounds`, :func:`allocate`) carry the
-decisions and are tested with hand-computed cases.
+The pure functions (:func:`elbow_k`, :func:`beats_uniform`, :func:`subspace_bounds`,
+:func:`nearest_setting_bounds`, :func:`allocate`) carry the decisions and are tested with
+hand-computed cases. Cells: ``cells[i]`` is the number of equal-width cells of dimension i
+(:func:`cell_counts`: bool 2, enum its values, linear int its integers; 0 = continuous, which
+includes log-scaled ints, whose cells are unequal and narrow).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,15 +39,57 @@ import numpy as np
 from classytune.classifiers import predict_better, win_score
 from classytune.induction import induce_against
 from harness.sampling import latin_hypercube
+from harness.space import Space
 
 __all__ = [
+    "BOUNDS",
+    "ELBOWS",
     "SearchResult",
     "allocate",
+    "beats_uniform",
+    "cell_counts",
     "cluster_winners",
+    "distinct_new",
     "elbow_k",
     "find_subspaces",
+    "nearest_setting_bounds",
     "subspace_bounds",
 ]
+
+#: The two readings of the paper's bounding step (classytune/README.md).
+BOUNDS = ("per_dimension", "nearest_setting")
+#: ``knee``: the chord knee alone; ``gap``: the knee, kept only if :func:`beats_uniform`.
+ELBOWS = ("knee", "gap")
+_KEY_DECIMALS = 12  # settings compare equal after rounding (encode/decode is not bit-exact)
+
+Snap = Callable[[np.ndarray], np.ndarray]
+
+
+def cell_counts(space: Space) -> np.ndarray:
+    """Equal-width cells per dimension of ``space``'s encoding (0: continuous)."""
+    counts = []
+    for knob in space.knobs:
+        if knob.type == "bool":
+            counts.append(2)
+        elif knob.type == "enum":
+            counts.append(len(knob.values))
+        elif knob.type == "int" and not knob.log:
+            counts.append(int(knob.high) - int(knob.low) + 1)  # type: ignore[arg-type]
+        else:
+            counts.append(0)
+    return np.array(counts, dtype=int)
+
+
+def distinct_new(candidates: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """``candidates`` without repeats and without the ``measured`` settings, in their order
+    (a measured setting is known not to beat the pivot; a repeat would weigh twice in KMeans)."""
+    keys = np.round(np.atleast_2d(candidates), _KEY_DECIMALS)
+    if not len(keys):
+        return keys
+    first = np.sort(np.unique(keys, axis=0, return_index=True)[1])
+    seen = {tuple(row) for row in np.round(np.atleast_2d(measured), _KEY_DECIMALS)}
+    keep = [i for i in first if tuple(keys[i]) not in seen]
+    return np.asarray(candidates, dtype=float)[keep]
 
 
 def elbow_k(inertias: Sequence[float]) -> int:
@@ -64,15 +114,72 @@ def elbow_k(inertias: Sequence[float]) -> int:
     return best + 1 if above[best] > 1e-12 else 1
 
 
+def _inertia(points: np.ndarray, k: int, seed: int, n_init: int) -> float:
+    if k == 1:  # KMeans with one cluster: the centre is the mean
+        return float(((points - points.mean(axis=0)) ** 2).sum())
+    from sklearn.cluster import KMeans
+
+    return float(KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(points).inertia_)
+
+
+def beats_uniform(
+    winners: np.ndarray,
+    k: int,
+    inertia_k: float,
+    seed: int,
+    cells: np.ndarray | None = None,
+    draws: int = 5,
+    z: float = 2.0,
+    n_init: int = 3,
+) -> bool:
+    """Do the winners have k clusters, or would as many uniform points drop as much?
+
+    A check in the spirit of the gap statistic (Tibshirani, Walther & Hastie, 2001): the
+    winners' log inertia drop ``D = log(W_1 / W_k)`` (``inertia_k`` = their ``W_k``) must exceed
+    the same drop of ``draws`` reference sets, each as many points drawn uniformly over the
+    settings in the winners' bounding box (a dimension with ``cells[i] > 0`` draws its cells
+    from the lowest to the highest winner's cell with equal chance, so a bool's two values are
+    not taken for two clusters), by ``z`` standard errors: ``D > mean(D*) + z * sd(D*) *
+    sqrt(1 + 1/draws)``. Gap(k) - Gap(1) = D - mean(D*) with paired references; ``z = 1`` would
+    be the gap statistic's one-standard-error rule, 2 makes uniform winners pass rarely.
+    """
+    points = np.atleast_2d(np.asarray(winners, dtype=float))
+    n, d = points.shape
+    if k <= 1 or n <= k:
+        return False
+    w1 = _inertia(points, 1, seed, n_init)
+    if not w1 > 0:
+        return False
+    floor = 1e-12 * w1  # k >= the distinct points: inertia 0, an infinite drop
+    drop = np.log(w1 / max(inertia_k, floor))
+    rng = np.random.default_rng(seed)
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    counts = np.zeros(d, dtype=int) if cells is None else np.asarray(cells, dtype=int)
+    discrete = np.flatnonzero(counts > 0)
+    refs = []
+    for _ in range(max(int(draws), 2)):
+        ref = lo + rng.random((n, d)) * (hi - lo)
+        for j in discrete:
+            c = counts[j]
+            first, last = (np.minimum(np.floor(np.array([lo[j], hi[j]]) * c), c - 1)).astype(int)
+            ref[:, j] = (rng.integers(first, last + 1, size=n) + 0.5) / c
+        r1 = _inertia(ref, 1, seed, n_init)
+        rk = _inertia(ref, k, seed, n_init)
+        refs.append(np.log(max(r1, floor) / max(rk, floor)))
+    ref_drops = np.array(refs)
+    margin = z * ref_drops.std(ddof=1) * np.sqrt(1.0 + 1.0 / len(ref_drops))
+    return bool(drop > ref_drops.mean() + margin)
+
+
 def subspace_bounds(
     centre: np.ndarray,
     evaluated: np.ndarray,
     low: np.ndarray | None = None,
     high: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Box around ``centre``: per dimension, the nearest evaluated value strictly below and
-    strictly above the centre's value. A side with no evaluated value keeps the outer bound
-    (``low``/``high``, default 0 and 1)."""
+    """``bounds: per_dimension``: the box around ``centre`` whose sides are, per dimension, the
+    nearest evaluated value strictly below and strictly above the centre's value. A side with
+    no evaluated value keeps the outer bound (``low``/``high``, default 0 and 1)."""
     centre = np.asarray(centre, dtype=float)
     evaluated = np.asarray(evaluated, dtype=float).reshape(-1, centre.size)
     lo = np.zeros(centre.size) if low is None else np.array(low, dtype=float)
@@ -82,6 +189,41 @@ def subspace_bounds(
     new_lo = np.where(np.isfinite(below), np.maximum(below, lo), lo)
     new_hi = np.where(np.isfinite(above), np.minimum(above, hi), hi)
     return new_lo, new_hi
+
+
+def nearest_setting_bounds(
+    centre: np.ndarray, evaluated: np.ndarray, cells: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``bounds: nearest_setting``: the box around ``centre`` reaching to its nearest evaluated
+    setting (the paper: "we should not consider those settings lying farther from any center
+    than an evaluated setting that is closer to the center than other evaluated settings").
+
+    p = the evaluated setting nearest to ``centre`` (Euclidean in [0, 1]^d, at a positive
+    distance, so a centre on a measured setting, the pivot's own subspace, reaches to that
+    setting's nearest neighbour; ties: the first). Per dimension the box is
+    ``centre[i] ± |p[i] - centre[i]|``, clipped to [0, 1]: p's value is one side, the other
+    side is as far on the opposite side. A dimension with ``cells[i] > 0`` is widened to whole
+    cells: the centre's own cell and every cell whose value (centre) lies within that reach, p's
+    included, so LHS in the box draws each allowed value equally often. With no evaluated
+    setting elsewhere, the whole space.
+    """
+    centre = np.asarray(centre, dtype=float)
+    evaluated = np.asarray(evaluated, dtype=float).reshape(-1, centre.size)
+    dist = np.linalg.norm(evaluated - centre, axis=1)
+    elsewhere = np.flatnonzero(dist > 10.0**-_KEY_DECIMALS)
+    if not elsewhere.size:
+        return np.zeros(centre.size), np.ones(centre.size)
+    nearest = evaluated[elsewhere[np.argmin(dist[elsewhere])]]
+    reach = np.abs(nearest - centre)
+    lo, hi = np.clip(centre - reach, 0.0, 1.0), np.clip(centre + reach, 0.0, 1.0)
+    counts = np.zeros(centre.size) if cells is None else np.asarray(cells, dtype=float)
+    for j in np.flatnonzero(counts > 0):
+        c, eps = counts[j], 1e-9  # cell m's value is (m + 0.5) / c
+        own = min(np.floor(centre[j] * c), c - 1)
+        first = min(np.ceil((centre[j] - reach[j]) * c - 0.5 - eps), own)
+        last = max(np.floor((centre[j] + reach[j]) * c - 0.5 + eps), own)
+        lo[j], hi[j] = max(first, 0) / c, (min(last, c - 1) + 1) / c
+    return lo, hi
 
 
 def allocate(m: int, sizes: Sequence[int]) -> list[int]:
@@ -97,13 +239,21 @@ def allocate(m: int, sizes: Sequence[int]) -> list[int]:
 
 
 def cluster_winners(
-    winners: np.ndarray, k_max: int, seed: int, n_init: int = 3
+    winners: np.ndarray,
+    k_max: int,
+    seed: int,
+    n_init: int = 3,
+    elbow: str = "knee",
+    cells: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[float], np.ndarray]:
-    """KMeans of the winners with k from :func:`elbow_k`: (centres, sizes, inertias by k,
-    cluster label of each winner)."""
+    """KMeans of the winners with k from :func:`elbow_k` (``elbow="gap"``: and
+    :func:`beats_uniform`, else k = 1): (centres, sizes, inertias by k, cluster label of each
+    winner)."""
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 
+    if elbow not in ELBOWS:
+        raise ValueError(f"elbow must be one of {', '.join(ELBOWS)}, got {elbow!r}")
     distinct = len(np.unique(winners, axis=0))
     k_top = max(1, min(int(k_max), distinct))
     fits: list[Any] = []
@@ -112,8 +262,11 @@ def cluster_winners(
     with threadpool_limits(limits=1):
         for k in range(1, k_top + 1):
             fits.append(KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(winners))
-    inertias = [float(f.inertia_) for f in fits]
-    chosen = fits[elbow_k(inertias) - 1]
+        inertias = [float(f.inertia_) for f in fits]
+        k = elbow_k(inertias)
+        if elbow == "gap" and k > 1:
+            k = k if beats_uniform(winners, k, inertias[k - 1], seed, cells) else 1
+    chosen = fits[k - 1]
     sizes = np.bincount(chosen.labels_, minlength=chosen.n_clusters)
     return np.asarray(chosen.cluster_centers_), sizes, inertias, np.asarray(chosen.labels_)
 
@@ -136,6 +289,11 @@ class SearchResult:
     @property
     def k(self) -> int:
         return len(self.centres)
+
+    @property
+    def knee(self) -> int:
+        """The chord knee of :attr:`inertias` (the k before any structure check)."""
+        return elbow_k(self.inertias) if self.inertias else 0
 
     def sample(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``m`` LHS points spread over the subspaces by :func:`allocate`, and the index of
@@ -164,21 +322,33 @@ def find_subspaces(
     max_winners: int | None = None,
     centre: str = "mean",
     include_pivot: bool = False,
+    *,
+    snap: Snap | None = None,
+    cells: np.ndarray | None = None,
+    bounds: str = "per_dimension",
+    elbow: str = "knee",
 ) -> SearchResult:
     """Algorithm 1 lines 2-9 plus the bounding: pivot, winners, centres, boxes.
 
-    The paper's search is ``max_winners=None, centre="mean"``. Extensions: ``max_winners`` keeps
-    only the winners the model is most confident about; ``centre="best"`` replaces each KMeans
-    centre by its cluster's most confident winner (a real candidate, not an average that may
-    fall between narrow good regions); ``include_pivot`` adds the pivot's own subspace to the
-    clusters' (exploitation of the best measured setting).
+    The paper's search is ``max_winners=None, centre="mean", include_pivot=False`` with
+    ``snap`` (the space's vectorised snap: S is compared as measurable settings, see
+    :func:`distinct_new`); ``cells`` (:func:`cell_counts`) serves ``bounds="nearest_setting"``
+    and ``elbow="gap"``. Extensions: ``max_winners`` keeps only the winners the model is most
+    confident about; ``centre="best"`` replaces each KMeans centre by its cluster's most
+    confident winner (a real candidate, not an average that may fall between narrow good
+    regions); ``include_pivot`` adds the pivot's own subspace to the clusters' (exploitation of
+    the best measured setting).
     """
     if centre not in ("mean", "best"):
         raise ValueError(f"centre must be 'mean' or 'best', got {centre!r}")
+    if bounds not in BOUNDS:
+        raise ValueError(f"bounds must be one of {', '.join(BOUNDS)}, got {bounds!r}")
     started = time.perf_counter()
     points = np.asarray(points, dtype=float)
     pivot = points[int(np.argmax(scores))]  # argmax: ties go to the earliest, like Tuner.best
     candidates = latin_hypercube(n_candidates, points.shape[1], rng)
+    if snap is not None:
+        candidates = distinct_new(snap(candidates), points)
     rows = induce_against(candidates, pivot, induction, bits)
     wins = predict_better(model, rows)
     winners = candidates[wins]
@@ -188,7 +358,9 @@ def find_subspaces(
         winners, confidence = winners[order], confidence[order]
     inertias: list[float] = []
     if len(winners):
-        centres, sizes, inertias, labels = cluster_winners(winners, k_max, seed)
+        centres, sizes, inertias, labels = cluster_winners(
+            winners, k_max, seed, elbow=elbow, cells=cells
+        )
         fallback = False
         if centre == "best":  # winners are sorted by confidence: first member = most confident
             centres = np.array(
@@ -199,10 +371,13 @@ def find_subspaces(
             sizes = np.append(sizes, sizes.max())
     else:
         centres, sizes, fallback = pivot[None, :].copy(), np.array([1]), True
-    boxes = [subspace_bounds(c, points) for c in centres]
+    if bounds == "nearest_setting":
+        boxes = [nearest_setting_bounds(c, points, cells) for c in centres]
+    else:
+        boxes = [subspace_bounds(c, points) for c in centres]
     return SearchResult(
         pivot=pivot,
-        n_candidates=n_candidates,
+        n_candidates=len(candidates),
         n_winners=len(winners),
         centres=centres,
         sizes=sizes,

@@ -6,7 +6,9 @@ Every tuner derives from :class:`Tuner`, which guarantees the shared contract:
 * trial 0 is always the space's default configuration, measured like any other test;
 * ``ask`` returns valid configurations of the space and never more than asked for;
 * the tuner is deterministic given its seed and the observations it was told;
-* ``best()`` is the best *measured* observation, never a prediction;
+* ``best()`` is the best *measured* observation, never a prediction; ``answer()``, the setting
+  the tuner's method recommends, is ``best()`` unless a tuner defines its own output (the
+  paper's Algorithm 1 returns the best of its resampled tests only), and is measured too;
 * the tuner's own computation time is accounted per call in :attr:`Tuner.compute_log`.
 
 Subclasses implement :meth:`Tuner._propose` (points or configurations) and optionally
@@ -86,6 +88,10 @@ class Tuner(ABC):
         if not ok:
             return None
         return max(ok, key=lambda o: (o.score, -o.trial))
+
+    def answer(self) -> Observation | None:
+        """The tuner's recommended setting: :meth:`best` unless overridden (a measured one)."""
+        return self.best()
 
     @property
     def remaining(self) -> int:

@@ -96,7 +96,7 @@ def fig8_tables(uri: str) -> Tables:
     """Fig. 8: per session of experiment ``fig8``, the tests and the subspaces over the knob
     the saved classifier ranks most important (the importance of
     ``python -m classytune.analyze``)."""
-    from classytune.analyze import knob_influence
+    from classytune.analyze import importances
     from classytune.model_io import load_artifacts
     from paper.figures.tuners import SUBSPACES
 
@@ -110,11 +110,15 @@ def fig8_tables(uri: str) -> Tables:
             )
             continue
         art = load_artifacts(folder)
-        importances = {r.knob: float(r.importance or 0.0) for r in knob_influence(art)}
+        found = importances(art)
+        importance = {
+            k.name: float(found[i]) if found is not None else 0.0
+            for i, k in enumerate(art.space.knobs)
+        }
         subspaces = json.loads((folder / SUBSPACES).read_text())
         samples = load_samples(uri, str(row.run_id), row.session_dir)
         points, boxes = subspace_tables(
-            samples, subspaces, art.space, importances, int(art.settings["tuner"]["n_initial"])
+            samples, subspaces, art.space, importance, int(art.settings["tuner"]["n_initial"])
         )
         ident = {"system": row.system, "system_kind": row.system_kind, "seed": row.seed}
         all_points.append(points.assign(system=row.system, seed=row.seed))

@@ -231,7 +231,7 @@ class HadoopSystem(HadoopTopology, System, HiBenchHost):
             self.catalogue.complete(config), len(layout.workers), self.memory_policy, self.floor
         )
         for name, (asked, used) in self.clamped.items():
-            log.info("%s: %s=%s clamped to %s (see render.reconcile)", self.name, name, asked, used)
+            log.info("%s: %s=%s clamped to %s (render.reconcile)", self.name, name, asked, used)
         hive_site = None
         for node in self._nodes():
             per_node = self._node_properties(layout, node)

@@ -1,0 +1,190 @@
+"""Ablation of the default ``classytune`` tuner's options on the development suite only.
+
+Each variant is ``label=key=value,...`` (values are YAML) on top of today's
+``conf/tuner/classytune.yaml``; every variant runs on every problem of
+:func:`paper.suites.expand` of the ``dev`` suite (never ``surrogate_*``) and every seed given
+(default 100-102: the evaluation protocol's seeds 0-9 are never used here), one session each
+through :func:`paper.bench.session_row`, in ONE process (run it under ``nice -n 19``).
+Sessions are cached in a JSON file keyed by label, options, problem, seed and budget (not by
+code: delete the cache after changing the tuner), so a stopped run resumes.
+
+    nice -n 19 python scripts/ablate_classytune.py --noise 0 0.15 --seeds 100 101 102 \\
+        --variants base= ts=n_members=4,acquisition=thompson --out results/classytune/ablation.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from paper import suites  # noqa: E402
+from paper.bench import session_row  # noqa: E402
+from paper.bench_score import mean_ranks, normalised_score  # noqa: E402
+
+DEV_SEEDS = (100, 101, 102)
+
+
+def parse_variant(spec: str) -> tuple[str, dict[str, Any]]:
+    """``label=key=value,key=value`` -> (label, options); ``label=`` is today's defaults."""
+    label, _, text = spec.partition("=")
+    options: dict[str, Any] = {}
+    for item in filter(None, text.split(",")):
+        key, _, value = item.partition("=")
+        options[key] = yaml.safe_load(value)
+    return label, options
+
+
+def key_of(label: str, options: dict[str, Any], problem: str, seed: int, budget: int) -> str:
+    return f"{label}|{json.dumps(options, sort_keys=True)}|{problem}|{seed}|{budget}"
+
+
+def report(
+    rows: list[dict[str, Any]], labels: list[str], command: str, problems: list[str]
+) -> str:
+    """Markdown: per-problem mean normalised score per variant, overall, rank, seconds."""
+    for r in rows:
+        r["norm"] = (
+            math.nan if "error" in r else normalised_score(r["best"], r["default"], r["optimum"])
+        )
+    seeds = sorted({r["seed"] for r in rows})
+    lines = [
+        f"Command: `{command}`",
+        "",
+        f"Development suite only, seeds {', '.join(map(str, seeds))}, budget "
+        f"{rows[0]['budget'] if rows else '?'}; cell = mean normalised score (1 = optimum, "
+        "0 = default) over the seeds run so far; overall = mean of the problems' means; rank = "
+        "mean rank among the variants over (problem, seed); s = median tuner compute "
+        "(wall, as the benchmark reports it) over all sessions / on synthetic30.",
+        "",
+        "| problem | " + " | ".join(labels) + " |",
+        "|---|" + "---|" * len(labels),
+    ]
+    means: dict[str, list[float]] = {label: [] for label in labels}
+    for problem in problems:
+        cells = []
+        for label in labels:
+            vals = [
+                r["norm"]
+                for r in rows
+                if r["tuner"] == label and r["system"] == problem and math.isfinite(r["norm"])
+            ]
+            mean = statistics.fmean(vals) if vals else math.nan
+            if vals:
+                means[label].append(mean)
+            cells.append(f"{mean:.3f}" if vals else "-")
+        lines.append(f"| {problem} | " + " | ".join(cells) + " |")
+    ranks = mean_ranks(r for r in rows if "error" not in r)
+
+    def seconds(label: str, system: str | None = None) -> str:
+        vals = [
+            r["compute_s"]
+            for r in rows
+            if r["tuner"] == label and "error" not in r and system in (None, r["system"])
+        ]
+        return f"{statistics.median(vals):.2f}" if vals else "-"
+
+    overall = [f"{statistics.fmean(means[x]):.3f}" if means[x] else "-" for x in labels]
+    lines += [
+        "| **overall** | " + " | ".join(overall) + " |",
+        "| **mean rank** | " + " | ".join(f"{ranks.get(x, math.nan):.2f}" for x in labels) + " |",
+        "| tuner s (all) | " + " | ".join(seconds(x) for x in labels) + " |",
+        "| tuner s (synthetic30) | "
+        + " | ".join(seconds(x, "synthetic30") for x in labels)
+        + " |",
+        "| sessions | "
+        + " | ".join(str(sum(r["tuner"] == x for r in rows)) for x in labels)
+        + " |",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", nargs="+", default=["base="])
+    parser.add_argument("--noise", type=float, nargs="+", default=[0.0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(DEV_SEEDS))
+    parser.add_argument("--budget", type=int, default=100)
+    parser.add_argument(
+        "--skip",
+        nargs="*",
+        default=[],
+        help="systems left out (moot_hipacc, moot_llvm: 65-86k rows, ~80 s to build each)",
+    )
+    parser.add_argument("--cache", type=Path, default=ROOT / "results/classytune/ablation.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "results/classytune/ablation.md")
+    parser.add_argument(
+        "--speed",
+        type=int,
+        default=0,
+        help="instead: N uncached sessions per variant on synthetic30 (d=30, n=budget); "
+        "median tuner compute (wall) and process CPU",
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="report the cached sessions, run none"
+    )
+    args = parser.parse_args(argv)
+    if any(s < 100 for s in args.seeds):
+        raise SystemExit("seeds below 100 belong to the evaluation protocol; use 100+")
+    if args.speed:
+        for label, options in (parse_variant(v) for v in args.variants):
+            runs = [
+                session_row("classytune", "synthetic30", seed, args.budget, options)
+                for seed in range(100, 100 + args.speed)
+            ]
+            wall = statistics.median(r["compute_s"] for r in runs)
+            cpu = statistics.median(r["cpu_s"] for r in runs)
+            print(f"{label}: tuner compute median {wall:.2f} s wall, session CPU {cpu:.2f} s")
+        return 0
+    problems = [
+        p
+        for p in suites.expand(["dev"], tuple(args.noise))
+        if suites.base_system(p) not in args.skip
+    ]
+    variants = [parse_variant(v) for v in args.variants]
+    labels = [label for label, _ in variants]
+    cache: dict[str, dict[str, Any]] = (
+        json.loads(args.cache.read_text()) if args.cache.exists() else {}
+    )
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    command = "nice -n 19 .venv/bin/python scripts/ablate_classytune.py " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    rows: list[dict[str, Any]] = []
+    for seed in args.seeds:  # seed-major: a stopped run still holds whole seeds
+        for problem in problems:
+            for label, options in variants:
+                key = key_of(label, options, problem, seed, args.budget)
+                if key not in cache and args.report_only:
+                    continue
+                if key not in cache:
+                    started = time.perf_counter()
+                    row = session_row("classytune", problem, seed, args.budget, options)
+                    cache[key] = row
+                    args.cache.parent.mkdir(parents=True, exist_ok=True)
+                    args.cache.write_text(json.dumps(cache))
+                    print(
+                        f"{label:>10} {problem:<26} s{seed} "
+                        f"{time.perf_counter() - started:5.1f}s {row.get('error', '')}",
+                        flush=True,
+                    )
+                rows.append({**cache[key], "tuner": label})
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(report(rows, labels, command, problems))
+    print(args.out.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
