@@ -20,6 +20,7 @@ import numpy as np
 
 from classytune.classifiers import ClassifierFactory, describe, resolve
 from classytune.induction import DEFAULT_BITS, induce, induce_all_pairs, induced_dim
+from classytune.margin import margin_pairs
 from classytune.rules import Rule, parse_rules, rule_pairs
 from harness.errors import ConfigError
 from harness.space import Space
@@ -93,7 +94,11 @@ class Comparator:
         }
 
     def fit(
-        self, points: np.ndarray, scores: np.ndarray, rng: np.random.Generator
+        self,
+        points: np.ndarray,
+        scores: np.ndarray,
+        rng: np.random.Generator,
+        margin: float = 0.0,
     ) -> tuple[Any, dict[str, Any]]:
         """Train a fresh classifier on every ordered pair of ``points`` (and the rules' pairs);
         ``(None, info)`` when there is nothing to learn (fewer than two distinct labels).
@@ -102,7 +107,10 @@ class Comparator:
         and the classifier's seed; the tuner passes its own generator, so a session is
         reproducible from its seed."""
         started = time.perf_counter()
-        rows, labels = induce_all_pairs(points, scores, self.induction, self.bits, self.ties)
+        if margin > 0:  # near-ties under noise are skipped (classytune.margin)
+            rows, labels = margin_pairs(points, scores, margin, self.induction, self.bits)
+        else:
+            rows, labels = induce_all_pairs(points, scores, self.induction, self.bits, self.ties)
         if self.max_pairs is not None and len(labels) > self.max_pairs:
             # Fit time grows with the n(n-1) pairs; a random subset keeps every sample in
             # ~max_pairs/n pairs on average, plenty for the tree ensemble.

@@ -30,7 +30,6 @@ from classytune.classifiers import ClassifierFactory, xgboost
 from classytune.ensemble import ACQUISITIONS, fit_members
 from classytune.failure import FAILURE_MODELS, failure_probability
 from classytune.induction import DEFAULT_BITS
-from classytune.margin import fit_with_margin
 from classytune.ranked import CATEGORICAL_MOVES, category_levels, ranked_batch
 from classytune.trust import improved, update_scale
 from harness.errors import ConfigError
@@ -220,9 +219,7 @@ class ClassyTuneRanked(ClassyTuneBase):
         """The comparator on all samples; with ``pair_margin`` on the pairs beyond it."""
         if not self.pair_margin:
             return super().fit()
-        return fit_with_margin(
-            self.comparator, self.points(), self.scores(), self.rng, self.pair_margin
-        )
+        return self.comparator.fit(self.points(), self.scores(), self.rng, self.pair_margin)
 
     def _search_round(self, index: int, size: int) -> np.ndarray:
         if not self.n_members or self.full_model:

@@ -16,7 +16,7 @@ from classytune.comparator import Comparator
 from classytune.ensemble import acquisition_orders, bootstrap_indices, fit_members
 from classytune.failure import failure_probability, forest_failure, knn_failure
 from classytune.induction import induce_all_pairs
-from classytune.margin import fit_with_margin, margin_pairs
+from classytune.margin import margin_pairs
 from classytune.ranked import category_levels, greedy_pick, local_candidates, ranked_batch
 from classytune.trust import improved, update_scale
 from harness.api import run_objects
@@ -249,13 +249,13 @@ def test_margin_pairs_skip_near_ties_by_hand() -> None:
     assert np.array_equal(rows0, full_rows) and np.array_equal(labels0, full_labels)
 
 
-def test_fit_with_zero_margin_is_the_comparators_fit() -> None:
+def test_a_tiny_margin_fits_like_skipping_ties() -> None:
     space = Space(tuple(Knob(f"k{i}", "float", 0.5, low=0.0, high=1.0) for i in range(3)))
     comparator = Comparator(space, classifier=partial(xgboost, n_estimators=10), max_pairs=50)
     rng = np.random.default_rng(5)
     points = rng.random((15, 3))
     scores = points.sum(axis=1)
-    ours, info = fit_with_margin(comparator, points, scores, np.random.default_rng(0), 0.0)
+    ours, info = comparator.fit(points, scores, np.random.default_rng(0), margin=1e-12)
     theirs, their_info = comparator.fit(points, scores, np.random.default_rng(0))
     probe = induce_all_pairs(points[:4], scores[:4])[0]
     assert info["n_pairs"] == their_info["n_pairs"] == 50
