@@ -339,6 +339,7 @@ class Session(ReferenceRuns):
             params={**meta.get("params", {}), **resolved},
             tags=meta.get("tags", {}),
             artifact_root=Path(meta.get("artifact_root", self.store.directory / "mlartifacts")),
+            knobs=list(self._tuner().space.names),
         )
         if run_id:
             self.store.update_meta(mlflow_run_id=run_id)
@@ -359,6 +360,13 @@ class Session(ReferenceRuns):
         except StoreError as exc:
             log.error("%s", exc)
         try:
-            self.tracker.finish(result.status, session_metrics(result), params, artifacts)
+            self.tracker.finish(
+                result.status,
+                session_metrics(result),
+                params,
+                artifacts,
+                best=best,
+                best_value=result.value(best),
+            )
         except Exception as exc:
             log.warning("could not finish the MLflow run: %s", exc)

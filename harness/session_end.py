@@ -88,4 +88,10 @@ def session_metrics(result: SessionResult) -> dict[str, float]:
     ):
         if value is not None:
             metrics[key] = value
+    for fraction, percent in (
+        (keys.METRIC_IMPROVEMENT, keys.METRIC_IMPROVEMENT_PCT),
+        (keys.METRIC_IMPROVEMENT_CONFIRMED, keys.METRIC_IMPROVEMENT_CONFIRMED_PCT),
+    ):
+        if fraction in metrics:
+            metrics[percent] = 100.0 * metrics[fraction]
     return metrics

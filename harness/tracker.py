@@ -6,7 +6,7 @@ every in-memory session of :func:`harness.api.run_objects`) gets the null tracke
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,9 @@ class Tracker:
         params: Mapping[str, Any],
         tags: Mapping[str, str],
         artifact_root: Path,
+        knobs: Sequence[str] = (),
     ) -> str | None:
+        """Create the session run; ``knobs`` are the tuned knobs (the UI's columns)."""
         return None
 
     def resume_session(self, run_id: str) -> set[int]:
@@ -51,8 +53,11 @@ class Tracker:
         metrics: Mapping[str, float],
         params: Mapping[str, Any],
         artifacts: Mapping[str, Path],
+        best: Observation | None = None,
+        best_value: float | None = None,
     ) -> None:
-        """End the session run; ``params`` is the best configuration as ``config.<knob>``."""
+        """End the session run; ``params`` is the best configuration as ``config.<knob>``,
+        ``best`` the best test (its run is tagged) and ``best_value`` its raw objective."""
 
     def close(self) -> None:
         """Send what is still buffered, then report in one line what could not be sent."""

@@ -26,8 +26,7 @@ import json
 import logging
 import os
 import tempfile
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from harness import tracking_keys as keys
 from harness.errors import TrackingError, TrackingRunMissing
 from harness.records import Observation
 from harness.tracker import NullTracker, Tracker
+from harness.tracking_batch import clean_tags, log_batch, now_ms
 from harness.tracking_outbox import FLUSH_LIMIT_S, Outbox, reason, summary
 from harness.tracking_uri import (
     HTTP_DEFAULTS,
@@ -43,6 +43,14 @@ from harness.tracking_uri import (
     sqlite_path,
     store_lock,
     take_credentials,
+)
+from harness.tracking_view import (
+    CLASSIC_KIND,
+    EXPERIMENT_KIND_TAG,
+    best_run_note,
+    runs_page,
+    runs_view,
+    view_tag,
 )
 
 __all__ = [
@@ -55,8 +63,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-_MAX_PARAM = 500
-_MAX_TAG = 5000
 _TERMINAL = frozenset({"FINISHED", "FAILED", "KILLED"})
 _RUN_STATUS = {"FINISHED": "FINISHED", "INTERRUPTED": "KILLED", "ABORTED": "FAILED"}
 
@@ -111,13 +117,14 @@ class MlflowTracker(Tracker):
         params: Mapping[str, Any],
         tags: Mapping[str, str],
         artifact_root: Path,
+        knobs: Sequence[str] = (),
     ) -> str | None:
         try:
             self.experiment_id = self._experiment(experiment, artifact_root)
             run = self.client.create_run(
                 self.experiment_id,
                 run_name=run_name,
-                tags={**_clean(tags), keys.TAG_KIND: "session"},
+                tags={**clean_tags(tags), keys.TAG_KIND: "session"},
             )
         except Exception as exc:
             raise TrackingError(
@@ -126,7 +133,8 @@ class MlflowTracker(Tracker):
             ) from None
         run_id = self.run_id = run.info.run_id
         clean = dict(params)
-        self._outbox.put("session params", lambda _: self._log_batch(run_id, params=clean))
+        self._outbox.put("session params", lambda _: log_batch(self.client, run_id, params=clean))
+        self._outbox.put("the runs view", lambda _: self._send_view(list(knobs)))
         return run_id
 
     def resume_session(self, run_id: str) -> set[int]:
@@ -183,11 +191,15 @@ class MlflowTracker(Tracker):
             metrics[keys.METRIC_SCORE] = obs.score
         if objective_value is not None:
             metrics[keys.METRIC_OBJECTIVE] = objective_value
-        stamp = _now_ms()  # fixed now, so that a retry writes the very same points
+        stamp = now_ms()  # fixed now, so that a retry writes the very same points
+        # The test's own wall-clock span (older stored tests lack their start: ended now)
+        started = obs.extra.get("started_at")
+        start_ms = int(started * 1000) if started else stamp - int(obs.duration_s * 1000)
+        span = (start_ms, start_ms + int(obs.duration_s * 1000))
         self._outbox.put(
             f"trial {obs.trial}",
             lambda attempts: self._send_test(
-                obs.trial, tags, dict(obs.config), metrics, obs.ok, stamp, attempts
+                obs.trial, tags, dict(obs.config), metrics, obs.ok, span, attempts
             ),
         )
 
@@ -197,9 +209,10 @@ class MlflowTracker(Tracker):
         if not new:
             return
         self._steps.update((k, step) for k in new)
-        run_id, stamp = self.run_id, _now_ms()
+        run_id, stamp = self.run_id, now_ms()
         self._outbox.put(
-            f"step {step}", lambda _: self._log_batch(run_id, metrics=new, step=step, stamp=stamp)
+            f"step {step}",
+            lambda _: log_batch(self.client, run_id, metrics=new, step=step, stamp=stamp),
         )
 
     def finish(
@@ -208,20 +221,25 @@ class MlflowTracker(Tracker):
         metrics: Mapping[str, float],
         params: Mapping[str, Any],
         artifacts: Mapping[str, Path],
+        best: Observation | None = None,
+        best_value: float | None = None,
     ) -> None:
         if self.run_id is None:
             return
-        run_id, stamp = self.run_id, _now_ms()
+        run_id, stamp = self.run_id, now_ms()
         summary = {k: float(v) for k, v in metrics.items()}
-        best = {k.removeprefix(keys.PREFIX_CONFIG): v for k, v in params.items()}
+        best_config = {k.removeprefix(keys.PREFIX_CONFIG): v for k, v in params.items()}
         # Separate records, so that one failing (a missing file) does not keep the others
         # (the status) from being written.
         put = self._outbox.put
         put(
             "the session's summary metrics",
-            lambda _: self._log_batch(run_id, metrics=summary, stamp=stamp),
+            lambda _: log_batch(self.client, run_id, metrics=summary, stamp=stamp),
         )
-        put("the best configuration", lambda _: self._send_best(run_id, best))
+        put("the best configuration", lambda _: self._send_best(run_id, best_config))
+        if best is not None:
+            trial = best.trial
+            put("the best test's run", lambda _: self._send_best_run(run_id, trial, best_value))
         for name, path in artifacts.items():
             put(f"artifact {name}", self._artifact_sender(run_id, name, path))
         put("the session status", lambda _: self._send_status(run_id, status))
@@ -244,14 +262,12 @@ class MlflowTracker(Tracker):
     def where(self) -> str:
         if self.run_id is None:
             return f"MLflow store {self._shown}"
+        page = runs_page(self.experiment_id)
         if self.uri.startswith(("http://", "https://")):
-            return (
-                f"MLflow run {self.run_id} at {self._shown.rstrip('/')}/#/experiments/"
-                f"{self.experiment_id}/runs/{self.run_id}"
-            )
+            return f"MLflow run {self.run_id}: {self._shown.rstrip('/')}/{page}"
         return (
-            f"MLflow run {self.run_id} in {self._shown} "
-            f"(browse: mlflow ui --backend-store-uri {self._shown})"
+            f"MLflow run {self.run_id} in {self._shown} (browse: mlflow ui "
+            f"--backend-store-uri {self._shown}, then open http://127.0.0.1:5000/{page})"
         )
 
     # -- what the outbox sends (each idempotent) -------------------------------------------
@@ -262,40 +278,63 @@ class MlflowTracker(Tracker):
         params: dict[str, Any],
         metrics: dict[str, float],
         ok: bool,
-        stamp: int,
+        span: tuple[int, int],
         attempts: int,
     ) -> None:
         assert self.run_id is not None
         child = self._children.get(trial)
         if child is None and attempts:  # the run may exist although its answer was lost
-            found = self._search(
-                f"tags.`{keys.TAG_PARENT}` = '{self.run_id}' and "
-                f"tags.`{keys.TAG_TRIAL}` = '{trial}'"
-            )
-            child = found[0].info.run_id if found else None
+            child = self._child_of(trial)
         if child is None:
             child = self.client.create_run(
-                self.experiment_id, run_name=f"trial-{trial:04d}", tags=_clean(tags)
+                self.experiment_id,
+                run_name=f"trial-{trial:04d}",
+                tags=clean_tags(tags),
+                start_time=span[0],
             ).info.run_id
             self._children[trial] = child
-            self._log_batch(child, params=params, metrics=metrics, stamp=stamp)
+            log_batch(self.client, child, params=params, metrics=metrics, stamp=span[1])
         else:  # reuse it: write only what it lacks (params are write-once)
             data = self.client.get_run(child).data
-            self._log_batch(
+            log_batch(
+                self.client,
                 child,
                 params={k: v for k, v in params.items() if k not in data.params},
                 metrics={k: v for k, v in metrics.items() if k not in data.metrics},
                 tags=tags,
-                stamp=stamp,
+                stamp=span[1],
             )
-        self.client.set_terminated(child, "FINISHED" if ok else "FAILED")
+        self.client.set_terminated(child, "FINISHED" if ok else "FAILED", end_time=span[1])
+
+    def _send_best_run(self, run_id: str, trial: int, value: float | None) -> None:
+        child = self._children.get(trial) or self._child_of(trial)
+        if child is None:  # its run was never written (an outage): the tags stay unset
+            return
+        for old in self._search(
+            f"tags.`{keys.TAG_PARENT}` = '{run_id}' and tags.`{keys.TAG_IS_BEST}` = 'true'"
+        ):
+            if old.info.run_id != child:  # the best of an earlier stop of this session
+                self.client.delete_tag(old.info.run_id, keys.TAG_IS_BEST)
+        self.client.set_tag(child, keys.TAG_IS_BEST, "true")
+        note = best_run_note(self.experiment_id, child, trial, value)
+        log_batch(
+            self.client,
+            run_id,
+            tags={keys.TAG_BEST_RUN: child, keys.TAG_BEST_TRIAL: trial, keys.TAG_NOTE: note},
+        )
+
+    def _send_view(self, knobs: list[str]) -> None:
+        experiment = self.client.get_experiment(self.experiment_id)
+        if EXPERIMENT_KIND_TAG not in experiment.tags:  # a kind the user chose stays
+            self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, CLASSIC_KIND)
+        self.client.set_experiment_tag(self.experiment_id, view_tag(), runs_view(knobs))
 
     def _send_best(self, run_id: str, best: Mapping[str, Any]) -> None:
         tags = {f"{keys.PREFIX_BEST}{k}": v for k, v in best.items()}
         stale = {
             k for k in self.client.get_run(run_id).data.tags if k.startswith(keys.PREFIX_BEST)
         } - set(tags)
-        self._log_batch(run_id, tags=tags)
+        log_batch(self.client, run_id, tags=tags)
         for key in stale:  # a knob the new best no longer pins
             self.client.delete_tag(run_id, key)
         with tempfile.TemporaryDirectory() as tmp:
@@ -330,6 +369,12 @@ class MlflowTracker(Tracker):
                 raise
             return str(again.experiment_id)
 
+    def _child_of(self, trial: int) -> str | None:
+        found = self._search(
+            f"tags.`{keys.TAG_PARENT}` = '{self.run_id}' and tags.`{keys.TAG_TRIAL}` = '{trial}'"
+        )
+        return str(found[0].info.run_id) if found else None
+
     def _search(self, filter_string: str) -> list[Any]:
         runs: list[Any] = []
         token: str | None = None
@@ -344,47 +389,6 @@ class MlflowTracker(Tracker):
             token = page.token
             if not token:
                 return runs
-
-    def _log_batch(
-        self,
-        run_id: str,
-        params: Mapping[str, Any] | None = None,
-        metrics: Mapping[str, float] | None = None,
-        tags: Mapping[str, Any] | None = None,
-        step: int = 0,
-        stamp: int | None = None,
-    ) -> None:
-        from mlflow.entities import Metric, Param, RunTag
-
-        stamp = _now_ms() if stamp is None else stamp
-        param_list = [Param(str(k), _short(v, _MAX_PARAM)) for k, v in (params or {}).items()]
-        metric_list = [Metric(str(k), float(v), stamp, step) for k, v in (metrics or {}).items()]
-        tag_list = [RunTag(str(k), v) for k, v in _clean(tags or {}).items()]
-        if not (param_list or metric_list or tag_list):
-            return
-        # log_batch takes at most 100 params / 1000 metrics per call
-        for i in range(0, max(len(param_list), 1), 100):
-            first = i == 0
-            self.client.log_batch(
-                run_id,
-                params=param_list[i : i + 100],
-                metrics=metric_list if first else [],
-                tags=tag_list if first else [],
-            )
-
-
-def _clean(values: Mapping[str, Any]) -> dict[str, str]:
-    """Tag values as MLflow stores them: strings, short enough, without credentials."""
-    return {str(k): _short(v, _MAX_TAG) for k, v in values.items()}
-
-
-def _short(value: Any, limit: int) -> str:
-    text = redact_uri(str(value))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def make_tracker(

@@ -18,12 +18,16 @@ TAG_OBJECTIVE = "harness.objective"
 TAG_DIRECTION = "harness.direction"
 TAG_SESSION_STATUS = "harness.session_status"  # FINISHED | ABORTED | INTERRUPTED
 TAG_PARENT = "mlflow.parentRunId"
+TAG_NOTE = "mlflow.note.content"  # the run's description in the UI (markdown)
+TAG_BEST_RUN = "harness.best_run_id"  # the child run of the best test
+TAG_BEST_TRIAL = "harness.best_trial"
 
 # Tags on test (child) runs
 TAG_TRIAL = "harness.trial"
 TAG_STATUS = "harness.status"
 TAG_IS_DEFAULT = "harness.is_default"
 TAG_MESSAGE = "harness.message"
+TAG_IS_BEST = "harness.is_best"  # "true" on the session's best test (moves on resume)
 
 # Metrics
 METRIC_OBJECTIVE = "objective"  # the raw objective value of a test
@@ -34,9 +38,12 @@ METRIC_TUNER_SECONDS = "tuner_seconds"  # tuner computation time, by step (= ask
 METRIC_TUNER_TOTAL = "tuner_seconds_total"
 METRIC_DEFAULT = "default_value"
 METRIC_BEST = "best_value"
-METRIC_IMPROVEMENT = "improvement"  # relative, vs the first default measurement
+METRIC_IMPROVEMENT = "improvement"  # a fraction (0.25 = +25 %), vs the first default test
 METRIC_IMPROVEMENT_NEAREST = "improvement_vs_nearest_default"
 METRIC_IMPROVEMENT_CONFIRMED = "improvement_confirmed"
+# The same two in percent (+25.0 for a fraction of 0.25): the columns the runs view shows.
+METRIC_IMPROVEMENT_PCT = "improvement_pct"
+METRIC_IMPROVEMENT_CONFIRMED_PCT = "improvement_confirmed_pct"
 METRIC_TESTS = "tests"
 METRIC_FAILED_TESTS = "failed_tests"
 

@@ -52,7 +52,7 @@ def run_test(
     started = time.perf_counter()
     status, message = Status.SUCCEEDED, ""
     metrics: dict[str, float] = {}
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"started_at": round(time.time(), 3)}  # wall clock (MLflow runs)
     score: float | None = None
     try:
         system.reset()
