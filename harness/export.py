@@ -227,14 +227,21 @@ def _unit(space: Space | None, name: str) -> str:
 
 
 def best_yaml(config: Config, space: Space | None, note: str = "") -> str:
-    """``knob: value`` per line (``yaml.safe_dump`` quotes), the unit as a trailing comment."""
+    """``knob: value`` per line (``yaml.safe_dump`` quotes); the unit, and what an unsafe value
+    trades, as a trailing comment."""
     lines = [f"# {_one_line(note or 'best configuration')}"]
     for name, value in config.items():
         # one key per dump, so the unit comment lands on its knob's line (width: never fold)
         dumped = yaml.safe_dump({name: value}, default_flow_style=False, width=2**31).rstrip()
-        unit = _unit(space, name)
-        lines.append(f"{dumped}  # {unit}" if unit and "\n" not in dumped else dumped)
+        comment = "; ".join(filter(None, [_unit(space, name), _risk(space, name, value)]))
+        lines.append(f"{dumped}  # {comment}" if comment and "\n" not in dumped else dumped)
     return "\n".join(lines) + "\n"
+
+
+def _risk(space: Space | None, name: str, value: Value) -> str:
+    """``trades safety: ...`` when the value gives a guarantee up (harness.knob_risk)."""
+    risk = space[name].risk if space is not None and name in space else None
+    return f"trades safety: {risk.says}" if risk and risk.applies_to(value) else ""
 
 
 def best_json(config: Config, space: Space | None, meta: Mapping[str, Any]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from harness.confirm import confirmation
 from harness.session import SessionResult
 from harness.session_options import resume_command
+from harness.space import Config, Space
 
 __all__ = ["format_value", "summary"]
 
@@ -31,6 +32,28 @@ def _side_by_side(result: SessionResult) -> list[str]:
 
 def _knob(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _configuration(config: Config, space: Space | None) -> list[str]:
+    """The best configuration with units, then the settings of it that give a guarantee up."""
+    knobs = {name: space[name] for name in config if space is not None and name in space}
+    lines = ["  best configuration:"]
+    for name, value in config.items():
+        unit = knobs[name].unit if name in knobs else ""
+        lines.append(f"    {name} = {_knob(value)}" + (f" {unit}" if unit else ""))
+    risky = [
+        (name, value, knob.risk, value == knob.default)
+        for name, value in config.items()
+        if (knob := knobs.get(name)) is not None
+        and knob.risk is not None
+        and knob.risk.applies_to(value)
+    ]
+    if risky:
+        lines.append("  settings that trade safety for speed (pin them to be safe):")
+    for name, value, risk, as_default in risky:
+        same = " (so does the default)" if as_default else ""
+        lines.append(f"    {name} = {_knob(value)}: {risk.says}{same}")
+    return lines
 
 
 def _percent(value: float | None) -> str:
@@ -85,8 +108,7 @@ def summary(result: SessionResult) -> str:
             ),
             *_side_by_side(result),
             *_confirmed(result),
-            "  best configuration:",
-            *(f"    {k} = {_knob(v)}" for k, v in best.config.items()),
+            *_configuration(best.config, result.space),
         ]
     lines += [f"  {line}" for line in result.notes]
     lines += [

@@ -177,6 +177,7 @@ class Session(ReferenceRuns):
             message=message,
             tuner_seconds=self.tuner.compute_seconds,
             notes=self.system.summary_lines(),
+            space=self.system.space,
         )
         try:
             self._finish(result)

@@ -12,6 +12,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.objective import Objective
 from harness.records import Observation, Status
+from harness.space import Space
 
 __all__ = ["SessionOptions", "SessionPolicy", "SessionResult", "resume_command"]
 
@@ -93,6 +94,8 @@ class SessionResult:
     extra: dict[str, Any] = field(default_factory=dict)
     #: The system's own lines for the summary (:meth:`harness.system.System.summary_lines`).
     notes: list[str] = field(default_factory=list)
+    #: The system's knobs (units and risks in the summary); ``None`` when not known.
+    space: Space | None = None
 
     @property
     def default(self) -> Observation | None:

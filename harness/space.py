@@ -26,6 +26,7 @@ import numpy as np
 import yaml
 
 from harness.errors import KnobError
+from harness.knob_risk import Risk, risk_from_dict
 
 __all__ = ["SAFE_CHOICE", "Config", "Knob", "KnobType", "Space", "Value", "load_catalogue"]
 
@@ -63,6 +64,8 @@ class Knob:
     log: bool = False
     unit: str = ""
     description: str = ""
+    #: What unsafe values of the knob trade for speed (:mod:`harness.knob_risk`).
+    risk: Risk | None = field(default=None, compare=False)
     #: Enum choices must match :data:`SAFE_CHOICE` (set for catalogue knobs, whose values are
     #: rendered into files and command lines). Not part of equality: it restricts, not defines.
     strict: bool = field(default=False, compare=False, repr=False)
@@ -347,7 +350,18 @@ _RETIRED = {"restart": "every test restarts the system, so no catalogue records 
 def knob_from_dict(entry: Mapping[str, Any], strict: bool = False) -> Knob:
     """Build a :class:`Knob` from one catalogue entry (keys: name, type, min, max, ...);
     ``strict`` restricts enum choices to :data:`SAFE_CHOICE`."""
-    known = {"name", "type", "default", "min", "max", "values", "log", "unit", "description"}
+    known = {
+        "name",
+        "type",
+        "default",
+        "min",
+        "max",
+        "values",
+        "log",
+        "unit",
+        "description",
+        "risk",
+    }
     name = entry.get("name", "?")
     extra = set(entry) - known
     if extra:
@@ -367,6 +381,7 @@ def knob_from_dict(entry: Mapping[str, Any], strict: bool = False) -> Knob:
             log=bool(entry.get("log", False)),
             unit=str(entry.get("unit", "")),
             description=str(entry.get("description", "")),
+            risk=risk_from_dict(str(name), entry["risk"]) if "risk" in entry else None,
             strict=strict,
         )
     except KeyError as missing:
