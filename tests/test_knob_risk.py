@@ -15,13 +15,13 @@ from harness.objective import Objective
 from harness.records import Observation, Status
 from harness.report import summary
 from harness.session_options import SessionResult
-from harness.space import knob_from_dict, load_catalogue
+from harness.space import Config, knob_from_dict, load_catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 SQLITE = load_catalogue(ROOT / "systems/sqlite/knobs.yaml")
 
 
-def _result(config: dict[str, object]) -> SessionResult:
+def _result(config: Config) -> SessionResult:
     default = SQLITE.default()
     observations = [
         Observation(0, default, Status.SUCCEEDED, 100.0, {"tps": 100.0}, is_default=True),
