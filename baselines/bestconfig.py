@@ -1,5 +1,6 @@
 """BestConfig (Zhu et al., SoCC 2017): divide-and-diverge sampling (DDS) + recursive
-bound-and-search (RBS), reimplemented from the description in ``shared/notes/bestconfig.md``.
+bound-and-search (RBS), reimplemented from the paper's description ("BestConfig: Tapping the
+Performance Potential of Systems via Automatic Configuration Tuning", SoCC 2017).
 
 The search runs in rounds of ``m`` tests. The first round is a DDS design over the whole space
 plus the default configuration; after each round the best successful point of *that round* is

@@ -1,6 +1,6 @@
 """A private OpenSSH server on 127.0.0.1 for the remote-execution tests.
 
-It follows the recipe in shared/notes/feasibility.md §6: host and client ed25519 keys in a
+It follows the recipe that was seen to work on these machines: host and client ed25519 keys in a
 temporary folder, key authentication only, ``UsePAM no`` and ``StrictModes no`` (the keys live
 under /tmp, which StrictModes refuses), ``/run/sshd`` created for privilege separation. The
 fixture also writes a known_hosts file holding the server's host key, so the tests run with
