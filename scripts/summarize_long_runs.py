@@ -6,7 +6,8 @@ found it, and the median of the first and second half of the tests (a simple vie
 drift). When the session re-measured the default (``session.default_every``; the measurements
 are in ``<name>.references.jsonl``) it also prints the median of all default measurements and
 the improvement against that median and against the default measurement nearest in time to
-the best test, which are the fairer numbers on a drifting machine.
+the best test, which are the fairer numbers on a drifting machine. A second table gives each
+session's per-test wall time and the machine's load while it ran (the README quotes it).
 
     python scripts/summarize_long_runs.py [results/long]
 """
@@ -71,6 +72,29 @@ def summarise(path: Path) -> str:
     )
 
 
+def test_times(path: Path, folder: Path) -> str:
+    """Per-test wall time (setup + run + teardown) of a session, and the machine's load."""
+    table = pd.read_csv(path)
+    ok = table[table["status"] == "SUCCEEDED"]["duration_s"]
+    system = path.stem.split("_")[0]
+    loads = [
+        float(record["extra"]["loadavg_1m"])
+        for stored in sorted(folder.glob(f"{system}/sessions/*/observations.jsonl"))
+        for record in map(json.loads, stored.read_text().splitlines())
+        if "loadavg_1m" in record.get("extra", {})
+    ]
+    load = (
+        f"median {statistics.median(loads):.2f}, {min(loads):.2f}–{max(loads):.2f} "
+        f"({len(loads)} tests)"
+        if loads
+        else "not recorded (session predates it)"
+    )
+    return (
+        f"| {path.stem} | {len(ok)} | {ok.median():.1f} s | "
+        f"{ok.quantile(0.1):.1f}–{ok.quantile(0.9):.1f} s | {load} |"
+    )
+
+
 def main() -> None:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "results/long")
     print(
@@ -81,6 +105,15 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for path in sorted(folder.glob("*.csv")):
         print(summarise(path))
+    print(
+        "\nPer-test wall time of the succeeded tests (setup, workload and teardown), and the "
+        "1-minute load average as each test's run ended (2 cores: above ~2 the machine was "
+        "shared):\n"
+    )
+    print("| session | tests | median | 10th–90th percentile | load average |")
+    print("|---|---|---|---|---|")
+    for path in sorted(folder.glob("*.csv")):
+        print(test_times(path, folder))
 
 
 if __name__ == "__main__":
