@@ -20,6 +20,7 @@ from harness.conf import CONFIG_DIR
 from paper.figures import analysis, plots
 from paper.figures.cli import main, make_figure
 from paper.figures.loader import NoRunsError, load_pools, load_sessions
+from paper.figures.plot_subspaces import fig8_subspaces
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -248,13 +249,58 @@ def test_fig8_tables_pick_the_most_important_knob_and_decode_bounds() -> None:
 def test_fig8_plot_draws_one_span_per_subspace() -> None:
     points, boxes = _fig8_tables()
     points, boxes = points.assign(system="s1"), boxes.assign(system="s1")
-    fig = plots.fig8_subspaces(points, boxes)
+    fig = fig8_subspaces(points, boxes)
     full, zoom = fig.axes
     assert len(_spans(full)) == 2 and len(_spans(zoom)) == 2
     offsets = [np.asarray(c.get_offsets()).shape[0] for c in full.collections]
     assert offsets == [3, 2]  # initial, resampled successes (the failed test is not drawn)
     assert full.get_xscale() == "log" and full.get_xlabel() == "a"
     assert zoom.get_xlim()[0] < 1 and 1000 < zoom.get_xlim()[1] < 1200  # the boxes, padded
+
+
+def test_fig8_draws_an_enum_knob_as_categories_not_a_number_line() -> None:
+    points = pd.DataFrame(
+        {
+            "system": "surrogate_x",
+            "knob": "flush_policy",
+            "knob_type": "enum",
+            "value": ["lazy", "eager", "lazy", "batch", "eager", "lazy"],
+            "score": [1.0, 2.0, 1.5, 3.0, 2.5, 1.2],
+            "status": "SUCCEEDED",
+            "phase": ["initial"] * 3 + ["resampled"] * 3,
+        }
+    )
+    boxes = pd.DataFrame(
+        {"system": ["surrogate_x"], "low": ["batch"], "high": ["eager"], "winners": [2],
+         "pivot": ["batch"]}
+    )  # fmt: skip
+    fig = fig8_subspaces(points, boxes)
+    full = fig.axes[0]
+    assert [t.get_text() for t in full.get_xticklabels()] == ["batch", "eager", "lazy"]
+    assert full.get_xlabel() == "flush_policy (categories)"
+    (span,) = _spans(full)  # batch..eager: columns 0 and 1, whole
+    left, right = span.get_extents().x0, span.get_extents().x1  # display units: map back
+    to_data = full.transData.inverted()
+    xs = [to_data.transform((left, 0))[0], to_data.transform((right, 0))[0]]
+    assert xs == pytest.approx([-0.45, 1.45], abs=1e-6)
+    assert not fig.axes[1].get_visible()  # no zoom on categories
+    texts = " ".join(t.get_text() for t in fig.texts)
+    assert "† surrogate" in texts and "flush_policy is an enum" in texts
+
+
+def test_a_tuner_missing_on_a_system_is_stated_under_the_bars() -> None:
+    runs = pd.DataFrame(
+        {
+            "system": ["surrogate_a", "surrogate_a", "b", "b", "b"],
+            "tuner": ["classytune", "gpbo", "classytune", "gpbo", "bestconfig"],
+            "improvement": [0.1, 0.2, 0.3, 0.4, 0.5],
+        }
+    )
+    fig = plots.fig6_improvement(runs)
+    texts = " ".join(t.get_text() for t in fig.texts)
+    assert "no bestconfig bar: not run on a †" in texts
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["b", "a †"]  # (sorted by the raw name: b < surrogate_a)
 
 
 def test_sweep_tuner_moves_one_knob_only() -> None:

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 
 from paper.figures import analysis, plots, tables
 from paper.figures.loader import NoRunsError, load_pools, load_sessions
+from paper.figures.plot_subspaces import fig8_subspaces
 
 __all__ = ["FIGURES", "FigureSpec", "main", "make_figure"]
 
@@ -126,7 +127,7 @@ FIGURES: dict[str, FigureSpec] = {
         "fig8",
         ("fig8", "fig8_subspaces"),
         tables.fig8_tables,
-        lambda t: plots.fig8_subspaces(t["fig8"], t["fig8_subspaces"]),
+        lambda t: fig8_subspaces(t["fig8"], t["fig8_subspaces"]),
     ),
     "fig9": FigureSpec(
         "fig9",

@@ -13,22 +13,27 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from paper.figures.units import axis_label, knob_unit, metric_unit
+
 __all__ = [
+    "SURROGATE_NOTE",
+    "caption",
     "fig1_sweep",
     "fig2_errors",
     "fig3_initial",
     "fig5_classifiers",
     "fig6_improvement",
     "fig7_expert",
-    "fig8_subspaces",
     "fig9_induction",
     "fig10a_improvement",
     "fig10b_time",
     "grouped_bars",
+    "require_columns",
+    "system_label",
 ]
 
 
-def _require(df: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
+def require_columns(df: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ValueError(f"{what} needs columns {missing}; got {list(df.columns)}")
@@ -43,8 +48,9 @@ def grouped_bars(
     series: str,
     value: str,
     order: list[str] | None = None,
-) -> None:
-    """Mean of ``value`` per (group, series) as grouped bars with min-max whiskers."""
+) -> list[str]:
+    """Mean of ``value`` per (group, series) as grouped bars with min-max whiskers; returns
+    one caption line per series that has no bar on some group (the gap, stated)."""
     stats = df.groupby([group, series])[value].agg(["mean", "min", "max"]).reset_index()
     groups = sorted(stats[group].unique())
     present = set(stats[series])
@@ -62,19 +68,43 @@ def grouped_bars(
             x + (i - (len(names) - 1) / 2) * width, mean, width, label=name, yerr=err, capsize=2
         )
     ax.set_xticks(x)
-    ax.set_xticklabels(
-        [g.replace("surrogate_", "s:") for g in groups], rotation=30, ha="right", fontsize=8
-    )
+    ax.set_xticklabels([system_label(g) for g in groups], rotation=30, ha="right", fontsize=8)
     ax.legend(fontsize=8)
+    gaps = []
+    for name in names:
+        missing = sorted(set(groups) - set(stats.loc[stats[series] == name, group]))
+        if missing:
+            gaps.append(f"no {name} bar: not run on {', '.join(system_label(g) for g in missing)}")
+    if any(str(g).startswith("surrogate_") for g in groups):
+        gaps.append(SURROGATE_NOTE)
+    return gaps
+
+
+#: What the dagger after a system's name means (every figure that shows a surrogate says it).
+SURROGATE_NOTE = (
+    "† surrogate: a random-forest model of real samples BestConfig's authors recorded, "
+    "not the real system"
+)
+
+
+def caption(fig: Figure, lines: list[str]) -> None:
+    """Lay the figure out with ``lines`` (gaps, what a mark means) printed below the axes."""
+    unique = list(dict.fromkeys(lines))
+    if not unique:
+        fig.tight_layout()
+        return
+    fig.text(0.01, 0.01, "\n".join(unique), fontsize=7, va="bottom", ha="left")
+    height = fig.get_figheight()
+    fig.tight_layout(rect=(0.0, min(0.4, (0.18 * len(unique) + 0.1) / height), 1.0, 1.0))
 
 
 def fig6_improvement(df: pd.DataFrame) -> Figure:
     """Fig. 6: improvement over default (columns system, tuner, improvement), mean of seeds."""
-    _require(df, ("system", "tuner", "improvement"), "fig6")
+    require_columns(df, ("system", "tuner", "improvement"), "fig6")
     data = df.assign(improvement_pct=100.0 * df["improvement"])
     fig = Figure(figsize=(max(6.0, 1.1 * data["system"].nunique() + 3), 4))
     ax = fig.subplots()
-    grouped_bars(
+    gaps = grouped_bars(
         ax, data, "system", "tuner", "improvement_pct", ["classytune", "bestconfig", "gpbo"]
     )
     ax.set_ylabel("improvement over default (%)")
@@ -83,28 +113,28 @@ def fig6_improvement(df: pd.DataFrame) -> Figure:
         ax.set_yscale("symlog", linthresh=10)
         ax.set_ylabel("improvement over default (%, symlog)")
     ax.set_title("Fig. 6: 100 tests, mean of seeds (whiskers: min-max)", fontsize=10)
-    fig.tight_layout()
+    caption(fig, gaps)
     return fig
 
 
 def fig10b_time(df: pd.DataFrame) -> Figure:
     """Fig. 10(b): tuning computation time (columns system, tuner, tuner_seconds_total)."""
-    _require(df, ("system", "tuner", "tuner_seconds_total"), "fig10b")
+    require_columns(df, ("system", "tuner", "tuner_seconds_total"), "fig10b")
     fig = Figure(figsize=(5, 4))
     ax = fig.subplots()
-    grouped_bars(ax, df, "system", "tuner", "tuner_seconds_total", ["classytune", "gpbo"])
+    gaps = grouped_bars(ax, df, "system", "tuner", "tuner_seconds_total", ["classytune", "gpbo"])
     ax.set_ylabel("tuner computation time (s), tests excluded")
     ax.set_title("Fig. 10(b): 30 knobs, 100 tests")
-    fig.tight_layout()
+    caption(fig, gaps)
     return fig
 
 
 def fig5_classifiers(df: pd.DataFrame) -> Figure:
     """Fig. 5: share of held-out winners recognised (columns system, model, share)."""
-    _require(df, ("system", "model", "share"), "fig5")
+    require_columns(df, ("system", "model", "share"), "fig5")
     fig = Figure(figsize=(7, 4))
     ax = fig.subplots()
-    grouped_bars(
+    gaps = grouped_bars(
         ax,
         df.assign(pct=100.0 * df["share"]),
         "system",
@@ -114,26 +144,26 @@ def fig5_classifiers(df: pd.DataFrame) -> Figure:
     )
     ax.set_ylabel("held-out winners recognised (%)")
     ax.set_title("Fig. 5: classifiers trained on 50 samples")
-    fig.tight_layout()
+    caption(fig, gaps)
     return fig
 
 
 def fig9_induction(share: pd.DataFrame, sessions: pd.DataFrame | None = None) -> Figure:
     """Fig. 9: (a) winners recognised per induction (columns system, induction, share);
     (b) optional tuning improvement per induction (columns system, induction, improvement)."""
-    _require(share, ("system", "induction", "share"), "fig9(a)")
+    require_columns(share, ("system", "induction", "share"), "fig9(a)")
     order = ["zorder", "difference", "concat"]
     panels = 2 if sessions is not None and not sessions.empty else 1
     fig = Figure(figsize=(5.5 * panels, 4))
     axes = np.atleast_1d(fig.subplots(1, panels))
-    grouped_bars(
+    gaps = grouped_bars(
         axes[0], share.assign(pct=100.0 * share["share"]), "system", "induction", "pct", order
     )
     axes[0].set_ylabel("held-out winners recognised (%)")
     axes[0].set_title("(a) XGBoost on 50 samples")
     if panels == 2 and sessions is not None:
-        _require(sessions, ("system", "induction", "improvement"), "fig9(b)")
-        grouped_bars(
+        require_columns(sessions, ("system", "induction", "improvement"), "fig9(b)")
+        gaps += grouped_bars(
             axes[1],
             sessions.assign(pct=100.0 * sessions["improvement"]),
             "system",
@@ -144,7 +174,7 @@ def fig9_induction(share: pd.DataFrame, sessions: pd.DataFrame | None = None) ->
         axes[1].set_ylabel("improvement over default (%)")
         axes[1].set_title("(b) ClassyTune, 100 tests")
     fig.suptitle("Fig. 9: induction methods")
-    fig.tight_layout()
+    caption(fig, gaps)
     return fig
 
 
@@ -152,36 +182,38 @@ def fig2_errors(errors: pd.DataFrame, curve: pd.DataFrame | None = None) -> Figu
     """Fig. 2: (a) max relative error per model at 100 samples (columns system, model,
     max_rel_error); (b) optional error vs training size (columns system, n_train,
     max_rel_error)."""
-    _require(errors, ("system", "model", "max_rel_error"), "fig2(a)")
+    require_columns(errors, ("system", "model", "max_rel_error"), "fig2(a)")
     panels = 2 if curve is not None and not curve.empty else 1
     fig = Figure(figsize=(5.5 * panels, 4))
     axes = np.atleast_1d(fig.subplots(1, panels))
-    grouped_bars(
+    gaps = grouped_bars(
         axes[0], errors, "system", "model", "max_rel_error", ["gbrt", "svr", "rfr", "cart"]
     )
     axes[0].set_ylabel("max relative error")
     axes[0].set_title("(a) 100 training samples")
     if panels == 2 and curve is not None:
-        _require(curve, ("system", "n_train", "max_rel_error"), "fig2(b)")
+        require_columns(curve, ("system", "n_train", "max_rel_error"), "fig2(b)")
         mean = curve.groupby(["system", "n_train"])["max_rel_error"].mean().reset_index()
         for system, part in mean.groupby("system"):
             axes[1].plot(
                 part["n_train"],
                 part["max_rel_error"],
                 marker="o",
-                label=str(system).replace("surrogate_", "s:"),
+                label=system_label(system),
             )
         axes[1].set_xlabel("training samples")
         axes[1].set_ylabel("max relative error (RFR)")
         axes[1].set_title("(b) error vs samples")
         axes[1].legend(fontsize=8)
     fig.suptitle("Fig. 2: regression models")
-    fig.tight_layout()
+    caption(fig, gaps)
     return fig
 
 
-def _short(name: object) -> str:
-    return str(name).replace("surrogate_", "s:")
+def system_label(name: object) -> str:
+    """A system's label: surrogates marked with † (:data:`SURROGATE_NOTE` says what it means)."""
+    text = str(name)
+    return f"{text.removeprefix('surrogate_')} †" if text.startswith("surrogate_") else text
 
 
 def _wide_log(values: pd.Series) -> bool:
@@ -190,80 +222,17 @@ def _wide_log(values: pd.Series) -> bool:
     return bool(len(numeric) and numeric.min() > 0 and numeric.max() / numeric.min() > 100)
 
 
-def fig8_subspaces(points: pd.DataFrame, boxes: pd.DataFrame) -> Figure:
-    """Fig. 8: every test's performance over the most influential knob, with the promising
-    subspaces' bounds over that knob as shaded spans; one column per system, the full range on
-    top and a zoom on the subspaces below (they are narrow: bounded by the nearest evaluated
-    values).
-
-    ``points``: system, knob, value, score, status, phase (initial/resampled);
-    ``boxes``: system, low, high, winners (winners in the cluster), pivot, optional log_scale."""
-    _require(points, ("system", "knob", "value", "score", "status", "phase"), "fig8")
-    _require(boxes, ("system", "low", "high", "winners", "pivot"), "fig8 subspaces")
-    systems = sorted(points["system"].unique())
-    fig = Figure(figsize=(5.5 * len(systems), 7.5))
-    grid = np.array(fig.subplots(2, len(systems), squeeze=False))
-    colours = ["tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink"]
-    for col, system in enumerate(systems):
-        part = points[(points["system"] == system) & (points["status"] == "SUCCEEDED")]
-        own = boxes[boxes["system"] == system]
-        for row, ax in enumerate(grid[:, col]):
-            for phase, colour in (("initial", "tab:gray"), ("resampled", "tab:blue")):
-                sel = part[part["phase"] == phase]
-                ax.scatter(
-                    sel["value"],
-                    sel["score"],
-                    s=8,
-                    alpha=0.6,
-                    color=colour,
-                    label=f"{phase} ({len(sel)})",
-                )
-            for i, box in enumerate(own.itertuples()):
-                ax.axvspan(
-                    float(box.low),
-                    float(box.high),
-                    alpha=0.25,
-                    color=colours[i % len(colours)],
-                    label=f"subspace {i + 1} ({box.winners} winners)",
-                )
-            if not own.empty:
-                ax.axvline(
-                    float(own["pivot"].iloc[0]),
-                    color="black",
-                    linestyle="--",
-                    linewidth=1,
-                    label="pivot (best measured)",
-                )
-            if "log_scale" in own and own["log_scale"].astype(str).eq("True").any():
-                ax.set_xscale("log")
-            ax.set_xlabel(str(part["knob"].iloc[0]) if len(part) else "knob")
-            ax.set_ylabel("performance")
-            if row == 0:
-                ax.set_title(_short(system), fontsize=10)
-                ax.legend(fontsize=7)
-            elif not own.empty:
-                lo, hi = float(own["low"].min()), float(own["high"].max())
-                if ax.get_xscale() == "log":
-                    ax.set_xlim(lo / 1.1, hi * 1.1)
-                else:
-                    pad = 0.1 * (hi - lo) or 0.05 * abs(hi) or 1.0
-                    ax.set_xlim(lo - pad, hi + pad)
-                ax.set_title("zoom on the subspaces", fontsize=9)
-    fig.suptitle("Fig. 8: promising subspaces over the most influential knob")
-    fig.tight_layout()
-    return fig
-
-
 def fig1_sweep(df: pd.DataFrame) -> Figure:
     """Fig. 1: performance vs one knob, the others at their defaults (one panel per system and
     workload; repeated passes drawn as separate points, their mean as the line).
 
     Columns: system, workload, knob, value, performance, status, is_default."""
-    _require(df, ("system", "workload", "knob", "value", "performance", "status"), "fig1")
+    require_columns(df, ("system", "workload", "knob", "value", "performance", "status"), "fig1")
     ok = df[df["status"] == "SUCCEEDED"]
     panels = list(ok.groupby(["system", "workload", "knob"], sort=True).groups)
     fig = Figure(figsize=(5 * max(len(panels), 1), 4))
     axes = np.atleast_1d(fig.subplots(1, max(len(panels), 1)))
+    notes: list[str] = []
     for ax, (system, workload, knob) in zip(axes, panels, strict=False):
         part = ok[(ok["system"] == system) & (ok["workload"] == workload) & (ok["knob"] == knob)]
         numeric = pd.to_numeric(part["value"], errors="coerce")
@@ -287,19 +256,24 @@ def fig1_sweep(df: pd.DataFrame) -> Figure:
             )
         if numeric.notna().all() and _wide_log(part["value"]):
             ax.set_xscale("log")
-        ax.set_xlabel(str(knob))
-        ax.set_ylabel(f"{part['metric'].iloc[0]}" if "metric" in part else "performance")
-        ax.set_title(f"{_short(system)} / {workload}", fontsize=10)
+        ax.set_xlabel(axis_label(str(knob), knob_unit(str(system), str(knob))))
+        metric = str(part["metric"].iloc[0]) if "metric" in part else ""
+        if str(system).startswith("surrogate_"):
+            ax.set_ylabel("recorded performance, larger is better")
+            notes.append(SURROGATE_NOTE + " (its data gives the performance no unit)")
+        else:
+            ax.set_ylabel(axis_label(metric or "performance", metric_unit(metric)))
+        ax.set_title(f"{system_label(system)} / {workload}", fontsize=10)
         ax.legend(fontsize=7)
     fig.suptitle("Fig. 1: performance vs one knob (others at default)")
-    fig.tight_layout()
+    caption(fig, notes)
     return fig
 
 
 def fig3_initial(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> Figure:
     """Fig. 3: GP-BO by initial sample size: (a) improvement (columns system, n_initial,
     improvement), (b) optional mean best-so-far curves (columns n_initial, trial, best)."""
-    _require(runs, ("system", "n_initial", "improvement"), "fig3")
+    require_columns(runs, ("system", "n_initial", "improvement"), "fig3")
     panels = 2 if curves is not None and not curves.empty else 1
     fig = Figure(figsize=(5.5 * panels, 4))
     axes = np.atleast_1d(fig.subplots(1, panels))
@@ -307,7 +281,7 @@ def fig3_initial(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> Figu
         pct=100.0 * runs["improvement"],
         init=runs["n_initial"].map(lambda n: f"n_initial={int(n)}"),
     )
-    grouped_bars(
+    gaps = grouped_bars(
         axes[0],
         data,
         "system",
@@ -318,7 +292,7 @@ def fig3_initial(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> Figu
     axes[0].set_ylabel("improvement over default (%)")
     axes[0].set_title("(a) after 100 tests, mean of seeds")
     if panels == 2 and curves is not None:
-        _require(curves, ("n_initial", "trial", "best"), "fig3 curves")
+        require_columns(curves, ("n_initial", "trial", "best"), "fig3 curves")
         mean = curves.groupby(["n_initial", "trial"])["best"].mean().reset_index()
         for n, part in mean.groupby("n_initial"):
             axes[1].plot(part["trial"], part["best"], label=f"n_initial={int(n)}")
@@ -327,17 +301,17 @@ def fig3_initial(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> Figu
         axes[1].set_title("(b) convergence")
         axes[1].legend(fontsize=8)
     fig.suptitle("Fig. 3: GP-BO with different initial sample sizes")
-    fig.tight_layout()
+    caption(fig, gaps)
     return fig
 
 
 def fig10a_improvement(df: pd.DataFrame) -> Figure:
     """Fig. 10(a): improvement over default with 30 knobs (columns system, tuner,
     improvement), mean of seeds."""
-    _require(df, ("system", "tuner", "improvement"), "fig10a")
+    require_columns(df, ("system", "tuner", "improvement"), "fig10a")
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
-    grouped_bars(
+    gaps = grouped_bars(
         ax,
         df.assign(pct=100.0 * df["improvement"]),
         "system",
@@ -347,7 +321,7 @@ def fig10a_improvement(df: pd.DataFrame) -> Figure:
     )
     ax.set_ylabel("improvement over default (%)")
     ax.set_title("Fig. 10(a): 30 knobs, 100 tests (whiskers: min-max)", fontsize=10)
-    fig.tight_layout()
+    caption(fig, gaps)
     return fig
 
 
@@ -358,16 +332,16 @@ def fig7_expert(df: pd.DataFrame) -> Figure:
     """Fig. 7: best value per tuner (columns system, tuner, best_value), the default as its own
     bar, normalised to the default (the paper normalises to the manual setting; its ratios
     were lost)."""
-    _require(df, ("system", "tuner", "best_value"), "fig7")
+    require_columns(df, ("system", "tuner", "best_value"), "fig7")
     default = df[df["tuner"] == "default"].groupby("system")["best_value"].mean()
     data = df.assign(ratio=df["best_value"] / df["system"].map(default))
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
-    grouped_bars(ax, data, "system", "tuner", "ratio", FIG7_ORDER)
+    gaps = grouped_bars(ax, data, "system", "tuner", "ratio", FIG7_ORDER)
     ax.axhline(1.0, color="grey", linewidth=1, linestyle="--")
     ax.set_ylabel("best throughput / default")
     ax.set_title(
         "Fig. 7 on MySQL surrogates: expert settings (1 test) vs tuners (100 tests)", fontsize=10
     )
-    fig.tight_layout()
+    caption(fig, gaps)
     return fig

@@ -67,7 +67,7 @@ def subspace_tables(
         columns={f"config.{knob}": "value"}
     )
     phase = np.where(points["trial"] < n_initial, "initial", "resampled")
-    points = points.assign(knob=knob, phase=phase)
+    points = points.assign(knob=knob, knob_type=spec.type, phase=phase)
     i = subspaces["knobs"].index(knob)
     boxes = []
     for entry in subspaces["rounds"]:
