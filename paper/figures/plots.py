@@ -105,7 +105,12 @@ def fig6_improvement(df: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(max(6.0, 1.1 * data["system"].nunique() + 3), 4))
     ax = fig.subplots()
     gaps = grouped_bars(
-        ax, data, "system", "tuner", "improvement_pct", ["classytune", "bestconfig", "gpbo"]
+        ax,
+        data,
+        "system",
+        "tuner",
+        "improvement_pct",
+        ["classytune_paper", "classytune", "bestconfig", "gpbo"],
     )
     ax.set_ylabel("improvement over default (%)")
     if data["improvement_pct"].abs().max() > 1000:
@@ -317,7 +322,7 @@ def fig10a_improvement(df: pd.DataFrame) -> Figure:
         "system",
         "tuner",
         "pct",
-        ["classytune", "bestconfig", "gpbo"],
+        ["classytune_paper", "classytune", "bestconfig", "gpbo"],
     )
     ax.set_ylabel("improvement over default (%)")
     ax.set_title("Fig. 10(a): 30 knobs, 100 tests (whiskers: min-max)", fontsize=10)
@@ -325,7 +330,15 @@ def fig10a_improvement(df: pd.DataFrame) -> Figure:
     return fig
 
 
-FIG7_ORDER = ["default", "expert_manual", "expert_script", "gpbo", "bestconfig", "classytune"]
+FIG7_ORDER = [
+    "default",
+    "expert_manual",
+    "expert_script",
+    "gpbo",
+    "bestconfig",
+    "classytune_paper",
+    "classytune",
+]
 
 
 def fig7_expert(df: pd.DataFrame) -> Figure:
