@@ -436,3 +436,25 @@ def test_fig1_end_to_end_from_a_sweep_session(tmp_path: Path) -> None:
     # default (131072 KiB), then the range's ends and middle; other knobs stay at default
     assert table.sort_values("trial")["value"].tolist() == [131072, 11830, 525131, 1038431]
     assert table["performance"].notna().all() and (tmp_path / "figs" / "fig1.png").exists()
+
+
+def test_merge_keeps_committed_sessions_the_store_lacks(tmp_path: Path) -> None:
+    from paper.figures.cli import merged
+
+    committed = pd.DataFrame(
+        {"system": ["a", "a", "b"], "tuner": ["gpbo", "classytune", "gpbo"], "seed": [0, 0, 0],
+         "improvement": [0.1, 0.2, 0.3]}
+    )  # fmt: skip
+    committed.to_csv(tmp_path / "fig6.csv", index=False)
+    new = pd.DataFrame(
+        {"system": ["a", "a"], "tuner": ["classytune", "classytune_paper"], "seed": [0, 0],
+         "improvement": [0.25, 0.15]}
+    )  # fmt: skip
+    out = merged(new, tmp_path / "fig6.csv")
+    rows = {(r.system, r.tuner): r.improvement for r in out.itertuples()}
+    assert rows == {
+        ("a", "gpbo"): 0.1,
+        ("b", "gpbo"): 0.3,
+        ("a", "classytune"): 0.25,  # the store's session replaces the committed one
+        ("a", "classytune_paper"): 0.15,
+    }

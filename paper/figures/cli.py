@@ -156,8 +156,29 @@ def _read_data(spec: FigureSpec, data_dir: Path) -> Tables:
     return tables
 
 
-def make_figure(name: str, uri: str, out: Path, from_data: bool = False) -> Path:
-    """Build one figure; return the PNG path. Raises NoRunsError with the recipe to run."""
+#: the columns that name one session in a figure's table (``--merge`` replaces by them)
+SESSION_KEY = ("system", "tuner", "seed")
+
+
+def merged(new: pd.DataFrame, old_csv: Path) -> pd.DataFrame:
+    """``new`` rows, plus the committed rows of every session ``new`` does not have."""
+    if not old_csv.exists() or not set(SESSION_KEY) <= set(new.columns):
+        return new
+    old = pd.read_csv(old_csv)
+    if not set(SESSION_KEY) <= set(old.columns):
+        return new
+    fresh = set(map(tuple, new[list(SESSION_KEY)].astype(str).to_numpy()))
+    kept = old[[k not in fresh for k in map(tuple, old[list(SESSION_KEY)].astype(str).to_numpy())]]
+    return pd.concat([kept, new], ignore_index=True)
+
+
+def make_figure(
+    name: str, uri: str, out: Path, from_data: bool = False, merge: bool = False
+) -> Path:
+    """Build one figure; return the PNG path. Raises NoRunsError with the recipe to run.
+
+    ``merge``: the store's sessions replace the committed table's rows of the same (system,
+    tuner, seed) and the other committed rows stay (a figure grown over several days)."""
     spec = FIGURES[name]
     data_dir = out / "data"
     source = "exported data"
@@ -178,7 +199,9 @@ def make_figure(name: str, uri: str, out: Path, from_data: bool = False) -> Path
         ) from None
     if source != "exported data":
         data_dir.mkdir(parents=True, exist_ok=True)
-        for table, df in tables.items():
+        for table, df in list(tables.items()):
+            if merge:
+                tables[table] = df = merged(df, data_dir / f"{table}.csv")
             df.to_csv(data_dir / f"{table}.csv", index=False)
     path = out / f"{name}.png"
     out.mkdir(parents=True, exist_ok=True)
@@ -197,6 +220,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="redraw from <out>/data/*.csv without reading the store",
     )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the committed rows of sessions the store does not have (by system, tuner, "
+        "seed); the store's sessions replace theirs",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     names = list(FIGURES) if "all" in args.names else args.names
@@ -210,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for name in names:
         try:
-            print(make_figure(name, args.tracking_uri, args.out, args.from_data))
+            print(make_figure(name, args.tracking_uri, args.out, args.from_data, args.merge))
         except NoRunsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             failed += 1
