@@ -139,13 +139,16 @@ class SessionResult:
         return self.objective.improvement(best, near)
 
 
-def resume_command(directory: Path) -> str:
-    """The command that resumes the session in ``directory``, runnable as printed: this very
-    interpreter (relative to the working folder when below it, e.g. ``.venv/bin/python``; a bare
-    ``python`` outside the venv has no Hydra), shell-quoted."""
+def this_python() -> str:
+    """This very interpreter, as a command runnable from the working folder (relative when
+    below it, e.g. ``.venv/bin/python``: a bare ``python`` outside the venv has no Hydra)."""
     interpreter = Path(sys.executable)
     try:
-        program = str(interpreter.relative_to(Path.cwd()))
+        return str(interpreter.relative_to(Path.cwd()))
     except ValueError:
-        program = str(interpreter)
-    return shlex.join([program, "-m", "harness", f"resume={directory}"])
+        return str(interpreter)
+
+
+def resume_command(directory: Path) -> str:
+    """The command that resumes the session in ``directory``, runnable as printed."""
+    return shlex.join([this_python(), "-m", "harness", f"resume={directory}"])

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 from harness import tracking_keys as keys
 from harness.errors import TrackingError, TrackingRunMissing
 from harness.records import Observation
+from harness.session_options import this_python
 from harness.tracker import NullTracker, Tracker
 from harness.tracking_batch import clean_tags, log_batch, now_ms
 from harness.tracking_outbox import FLUSH_LIMIT_S, Outbox, reason, summary
@@ -265,9 +267,12 @@ class MlflowTracker(Tracker):
         page = runs_page(self.experiment_id)
         if self.uri.startswith(("http://", "https://")):
             return f"MLflow run {self.run_id}: {self._shown.rstrip('/')}/{page}"
+        browse = shlex.join(
+            [this_python(), "-m", "mlflow", "ui", "--backend-store-uri", self._shown]
+        )
         return (
-            f"MLflow run {self.run_id} in {self._shown} (browse: mlflow ui "
-            f"--backend-store-uri {self._shown}, then open http://127.0.0.1:5000/{page})"
+            f"MLflow run {self.run_id} in {self._shown} (browse: {browse}, "
+            f"then open http://127.0.0.1:5000/{page})"
         )
 
     # -- what the outbox sends (each idempotent) -------------------------------------------
