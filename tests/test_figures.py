@@ -458,3 +458,13 @@ def test_merge_keeps_committed_sessions_the_store_lacks(tmp_path: Path) -> None:
         ("a", "classytune"): 0.25,  # the store's session replaces the committed one
         ("a", "classytune_paper"): 0.15,
     }
+
+
+def test_axis_units_come_from_the_workloads_and_the_catalogues() -> None:
+    from paper.figures.units import axis_label, knob_unit, metric_unit
+
+    assert metric_unit("tpmC") == "New-Order/min" and metric_unit("job_duration_s") == "s"
+    assert knob_unit("sqlite", "cache_size") == "KiB"
+    assert knob_unit("mariadb", "innodb_buffer_pool_size") == "MB"  # MariaDB: mysql's catalogue
+    assert knob_unit("surrogate_mysql_oltp", "innodb_buffer_pool_size") == ""  # no units there
+    assert axis_label("tps", "txn/s") == "tps (txn/s)" and axis_label("x", "") == "x"
