@@ -36,7 +36,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.errors import ConfigError, HarnessError
 from harness.records import Observation
-from harness.session_options import SessionResult
+from harness.session_options import SessionResult, this_python
 from harness.space import Config, Space, Value
 from harness.store import SampleStore
 from harness.system import System
@@ -167,7 +167,7 @@ def export_session(
     )
     lines, _ = overrides(best.config)
     picks = [f"system={cfg.system.name}", f"workload={cfg.workload.get('name', 'default')}"]
-    result.command = shlex.join(["python", "-m", "harness", *picks, *lines, "budget=1"])
+    result.command = shlex.join([this_python(), "-m", "harness", *picks, *lines, "budget=1"])
     if system is None and fmt == "native":
         result.notes.append(f"system {cfg.system.name!r} has no configuration files of its own")
     return result
