@@ -6,7 +6,9 @@ found it, and the median of the first and second half of the tests (a simple vie
 drift). When the session re-measured the default (``session.default_every``; the measurements
 are in ``<name>.references.jsonl``) it also prints the median of all default measurements and
 the improvement against that median and against the default measurement nearest in time to
-the best test, which are the fairer numbers on a drifting machine. A second table gives each
+the best test, which are the fairer numbers on a drifting machine, and, when the session
+confirmed its answer (``session.confirm``), the medians of the alternating re-measurements of
+the best and the default. A second table gives each
 session's per-test wall time and the machine's load while it ran (the README quotes it).
 
     python scripts/summarize_long_runs.py [results/long]
@@ -51,16 +53,34 @@ def summarise(path: Path) -> str:
     half = len(table) // 2
     first = ok[ok["trial"].between(1, half - 1)][column].median()
     second = ok[ok["trial"] >= half][column].median()
-    measured = {0: default}  # trial after which the default was measured -> its metric
+    # (trial after which the default was measured, its metric); the end-of-session
+    # confirmation's default runs count too, its runs of the best go to their own column
+    measured = [(0, default)]
+    confirmed: dict[str, list[float]] = {"best": [], "default": []}
     references = path.with_suffix(".references.jsonl")
     if references.exists():
         for line in references.read_text().splitlines():
             record = json.loads(line)
-            if record["status"] == "SUCCEEDED":
-                measured[int(record["extra"]["after_trial"])] = float(record["metrics"][metric])
-    defaults = list(measured.values())
+            if record["status"] != "SUCCEEDED":
+                continue
+            value = float(record["metrics"][metric])
+            role = record["extra"].get("confirm")
+            if role in confirmed:
+                confirmed[role].append(value)
+            if role != "best":
+                measured.append((int(record["extra"]["after_trial"]), value))
+    defaults = [value for _, value in measured]
     median_default = statistics.median(defaults)
-    nearest = measured[min(measured, key=lambda t: abs(t - int(best_row["trial"])))]
+    nearest = min(measured, key=lambda m: abs(m[0] - int(best_row["trial"])))[1]
+    if confirmed["best"] and confirmed["default"]:
+        again = statistics.median(confirmed["best"])
+        base = statistics.median(confirmed["default"])
+        confirmation = (
+            f"{_gain(again, base, direction)} ({again:,.1f} vs {base:,.1f}, "
+            f"{len(confirmed['best'])} runs each)"
+        )
+    else:
+        confirmation = "-"
     spread = f"{min(defaults):,.1f}–{max(defaults):,.1f}" if len(defaults) > 1 else "-"
     return (
         f"| {path.stem} | {metric} ({direction}) | {len(table)} ({len(ok)} ok) | "
@@ -68,7 +88,7 @@ def summarise(path: Path) -> str:
         f"{best:,.1f} | {_gain(best, default, direction)} | "
         f"{_gain(best, median_default, direction)} | "
         f"{_gain(best, nearest, direction)} ({nearest:,.1f}) | {int(best_row['trial'])} | "
-        f"{first:,.1f} / {second:,.1f} |"
+        f"{first:,.1f} / {second:,.1f} | {confirmation} |"
     )
 
 
@@ -100,9 +120,9 @@ def main() -> None:
     print(
         "| session | metric | tests | default (trial 0) | default measurements | best | "
         "vs trial 0 | vs median default | vs nearest default | best at trial | "
-        "median of tests, 1st / 2nd half |"
+        "median of tests, 1st / 2nd half | confirmed (median best vs default, alternating) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for path in sorted(folder.glob("*.csv")):
         print(summarise(path))
     print(
