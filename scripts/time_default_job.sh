@@ -31,10 +31,10 @@ secs() { python3 -c "import sys; s = float(sys.argv[2]) - float(sys.argv[1]); pr
   echo "| \`bash scripts/setup.sh\` | $(secs "$t0" "$t1") | $load_0 → $load_1 |"
   echo "| \`.venv/bin/python -m harness\` | $(secs "$t1" "$t2") | $load_1 → $load_2 |"
   echo
-  echo "The session's summary, as printed:"
+  echo "The session's summary, as printed (its log lines left out):"
   echo
   echo '```'
-  cat session.log
+  sed -n '/^Session /,$p' session.log
   echo '```'
 } > "$out"
 echo "wrote $out (clone: $clone)"
