@@ -24,7 +24,7 @@ secs() { python3 -c "import sys; s = float(sys.argv[2]) - float(sys.argv[1]); pr
   echo "# The default job on a fresh clone"
   echo
   echo "Measured by \`bash scripts/time_default_job.sh\` on $(date -u +%Y-%m-%d) at revision"
-  echo "\`$(git rev-parse --short HEAD)\`, on $(nproc) cores."
+  echo "\`$(git rev-parse --short=12 HEAD)\`, on $(nproc) cores."
   echo
   echo "| step | wall time | load average (1, 5, 15 min) before → after |"
   echo "|---|---|---|"
