@@ -93,12 +93,23 @@ def render(url: str, *, png: Path | None = None, wait_ms: int = 25_000) -> str:
         if os.geteuid() == 0:
             argv.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
         argv += [f"--screenshot={png}"] if png else ["--dump-dom"]
-        done = subprocess.run(
-            [*argv, url], capture_output=True, text=True, timeout=wait_ms / 1000 + 120
+        # its own process group, so that a hung browser goes with all its helper processes
+        browser = subprocess.Popen(
+            [*argv, url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
-    if done.returncode != 0:
-        raise HarnessError(f"chromium failed ({done.returncode}): {done.stderr.strip()[-300:]}")
-    return done.stdout
+        try:
+            out, err = browser.communicate(timeout=wait_ms / 1000 + 120)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(browser.pid, signal.SIGKILL)  # (also helpers it left behind)
+            browser.wait()
+    if browser.returncode != 0:
+        raise HarnessError(f"chromium failed ({browser.returncode}): {err.strip()[-300:]}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ table with the session's params and metrics on its first page (not MLflow 3's Ge
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,8 @@ def test_the_printed_link_opens_the_runs_table_with_params_and_metrics(tmp_path:
     assert page, result.tracking  # the summary tells where to look
     with serve_ui(store, tmp_path / "ui.log") as base:
         dom = render(f"{base}/{page.group(1)}")
+    left = subprocess.run(["pgrep", "-f", "harness-chromium-"], capture_output=True, text=True)
+    assert left.stdout == "", "a browser process outlived render()"
     columns = set(re.findall(r'col-id="([^"]+)"', dom))
     for wanted in (
         "metrics.`best_value`",
