@@ -28,7 +28,7 @@ from classytune.classifiers import ClassifierFactory
 from classytune.comparator import Comparator
 from classytune.model_io import save_artifacts
 from harness.errors import ConfigError
-from harness.space import Space
+from harness.space import Config, Space
 from harness.tuner import Tuner
 
 __all__ = ["ClassyTuneBase", "round_sizes"]
@@ -116,7 +116,7 @@ class ClassyTuneBase(Tuner):
             "plan": json.dumps(self.plan),
         }
 
-    def _propose(self, n: int) -> np.ndarray:
+    def _propose(self, n: int) -> Sequence[Config] | np.ndarray:
         taken: list[np.ndarray] = []
         wanted = n
         while wanted > 0:

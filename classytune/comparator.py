@@ -99,23 +99,25 @@ class Comparator:
         scores: np.ndarray,
         rng: np.random.Generator,
         margin: float = 0.0,
+        prior: Sequence[tuple[np.ndarray, np.ndarray]] = (),
+        prior_pairs: int | None = None,
     ) -> tuple[Any, dict[str, Any]]:
         """Train a fresh classifier on every ordered pair of ``points`` (and the rules' pairs);
         ``(None, info)`` when there is nothing to learn (fewer than two distinct labels).
 
-        ``rng`` draws, in this order, the pair subset (``max_pairs``), the rules' base settings
-        and the classifier's seed; the tuner passes its own generator, so a session is
-        reproducible from its seed."""
+        ``prior`` adds earlier sessions' pairs (:meth:`pairs` of each session's samples, made
+        within that session only: :mod:`classytune.warm_start`), at most ``prior_pairs`` of
+        each, drawn anew every fit.
+        ``rng`` draws, in this order, the pair subset (``max_pairs``), the priors' subsets,
+        the rules' base settings and the classifier's seed; the tuner passes its own
+        generator, so a session is reproducible from its seed."""
         started = time.perf_counter()
-        if margin > 0:  # near-ties under noise are skipped (classytune.margin)
-            rows, labels = margin_pairs(points, scores, margin, self.induction, self.bits)
-        else:
-            rows, labels = induce_all_pairs(points, scores, self.induction, self.bits, self.ties)
-        if self.max_pairs is not None and len(labels) > self.max_pairs:
-            # Fit time grows with the n(n-1) pairs; a random subset keeps every sample in
-            # ~max_pairs/n pairs on average, plenty for the tree ensemble.
-            keep = np.sort(rng.choice(len(labels), self.max_pairs, replace=False))
-            rows, labels = rows[keep], labels[keep]
+        rows, labels = _subset(*self.pairs(points, scores, margin), rng, self.max_pairs)
+        n_prior = 0
+        for prior_rows, prior_labels in prior:
+            more_rows, more = _subset(prior_rows, prior_labels, rng, prior_pairs)
+            rows, labels = np.vstack([rows, more_rows]), np.concatenate([labels, more])
+            n_prior += len(more)
         n_rule_rows = 0
         if self.rules:
             xa, xb, rule_labels = rule_pairs(self.rules, self.space, self.rule_samples, rng)
@@ -124,9 +126,11 @@ class Comparator:
             labels = np.concatenate([labels, rule_labels])
         info: dict[str, Any] = {
             "n_samples": len(points),
-            "n_pairs": len(labels) - n_rule_rows,
+            "n_pairs": len(labels) - n_rule_rows - n_prior,
             "n_rule_rows": n_rule_rows,
         }
+        if prior:
+            info["n_prior_pairs"] = n_prior
         if len(np.unique(labels)) < 2:
             info["train_s"] = time.perf_counter() - started
             return None, info
@@ -134,3 +138,23 @@ class Comparator:
         model.fit(rows, labels)
         info["train_s"] = time.perf_counter() - started
         return model, info
+
+    def pairs(
+        self, points: np.ndarray, scores: np.ndarray, margin: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every labelled ordered pair of one set of samples, induced (ties as configured;
+        with a ``margin``, near-ties skipped: :mod:`classytune.margin`)."""
+        if margin > 0:
+            return margin_pairs(points, scores, margin, self.induction, self.bits)
+        return induce_all_pairs(points, scores, self.induction, self.bits, self.ties)
+
+
+def _subset(
+    rows: np.ndarray, labels: np.ndarray, rng: np.random.Generator, cap: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``cap`` of the pairs, drawn at random. Fit time grows with the n(n-1) pairs; a
+    random subset keeps every sample in ~cap/n pairs on average, plenty for a tree ensemble."""
+    if cap is None or len(labels) <= cap:
+        return rows, labels
+    keep = np.sort(rng.choice(len(labels), cap, replace=False))
+    return rows[keep], labels[keep]

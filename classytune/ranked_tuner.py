@@ -18,6 +18,7 @@ The class defaults are ``conf/tuner/classytune.yaml``'s, chosen on a development
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -25,15 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from classytune.base import ClassyTuneBase
+from classytune.base import ClassyTuneBase, round_sizes
 from classytune.classifiers import ClassifierFactory, xgboost
 from classytune.ensemble import ACQUISITIONS, fit_members
 from classytune.failure import FAILURE_MODELS, failure_probability
 from classytune.induction import DEFAULT_BITS
 from classytune.ranked import CATEGORICAL_MOVES, category_levels, ranked_batch
+from classytune.remeasure import Remeasure
 from classytune.trust import improved, update_scale
+from classytune.warm_start import elite_points, load_priors
 from harness.errors import ConfigError
-from harness.space import Space
+from harness.space import Config, Space
 
 __all__ = ["ClassyTuneRanked"]
 
@@ -77,6 +80,12 @@ class ClassyTuneRanked(ClassyTuneBase):
         pair_margin: train only on pairs whose scores differ by more than this share of the
             larger magnitude (near-ties under noise are skipped, :mod:`classytune.margin`;
             0: every unequal pair).
+        remeasure: tests kept at the end of the budget to measure the ``remeasure_top``
+            best settings again (:mod:`classytune.remeasure`; ends early, giving the tests
+            back to the search, when two measurements agree within ``remeasure_tolerance``).
+        warm_start: earlier sessions (folders or samples.csv) whose pairs, at most
+            ``warm_pairs`` each, train the comparator too; their ``warm_elite`` best
+            settings join the initial sample (:mod:`classytune.warm_start`).
     """
 
     name = "classytune"
@@ -120,6 +129,12 @@ class ClassyTuneRanked(ClassyTuneBase):
         failure_k: int = 5,
         min_distance: float = 0.0,
         pair_margin: float = 0.0,
+        remeasure: int = 0,
+        remeasure_top: int = 3,
+        remeasure_tolerance: float = 1e-3,
+        warm_start: Sequence[str] = (),
+        warm_pairs: int = 1500,
+        warm_elite: int = 0,
     ) -> None:
         super().__init__(
             space,
@@ -187,6 +202,21 @@ class ClassyTuneRanked(ClassyTuneBase):
         self.pair_margin = float(pair_margin)
         self._scale = self.local_scale
         self._best_before: float | None = None
+        room = budget - self.n_initial  # tests after the initial sample
+        if remeasure < 0 or (remeasure and remeasure >= room) or remeasure_top < 1:
+            raise ConfigError(
+                f"remeasure must be 0 or fewer than the {max(room, 0)} tests after the initial "
+                f"sample, got {remeasure}; remeasure_top must be >= 1"
+            )
+        self._remeasure = Remeasure(remeasure, remeasure_top, remeasure_tolerance)
+        if remeasure:
+            self.plan = round_sizes(budget - remeasure, self.n_initial, self.rounds)
+        if warm_pairs < 1 or warm_elite < 0:
+            raise ConfigError("warm_pairs must be >= 1 and warm_elite >= 0")
+        self.warm_start = [str(source) for source in warm_start or ()]
+        self.warm_pairs, self.warm_elite = int(warm_pairs), int(warm_elite)
+        self._priors = load_priors(self.warm_start, space)
+        self._prior_pairs: list[tuple[np.ndarray, np.ndarray]] | None = None
 
     def params(self) -> dict[str, object]:
         return {
@@ -213,13 +243,50 @@ class ClassyTuneRanked(ClassyTuneBase):
             "failure_k": self.failure_k,
             "min_distance": self.min_distance,
             "pair_margin": self.pair_margin,
+            "remeasure": self._remeasure.tests,
+            "remeasure_top": self._remeasure.top,
+            "remeasure_tolerance": self._remeasure.tolerance,
+            "warm_start": json.dumps(self.warm_start),
+            "warm_pairs": self.warm_pairs,
+            "warm_elite": self.warm_elite,
         }
 
     def fit(self) -> tuple[Any, dict[str, Any]]:
-        """The comparator on all samples; with ``pair_margin`` on the pairs beyond it."""
-        if not self.pair_margin:
+        """The comparator on all samples (with ``pair_margin``, the pairs beyond it) and the
+        earlier sessions' pairs."""
+        if not self.pair_margin and not self._priors:
             return super().fit()
-        return self.comparator.fit(self.points(), self.scores(), self.rng, self.pair_margin)
+        if self._prior_pairs is None:  # the earlier sessions' pairs never change: induce once
+            margin = self.pair_margin
+            self._prior_pairs = [
+                self.comparator.pairs(p.points, p.scores, margin) for p in self._priors
+            ]
+        return self.comparator.fit(
+            self.points(),
+            self.scores(),
+            self.rng,
+            self.pair_margin,
+            self._prior_pairs,
+            self.warm_pairs,
+        )
+
+    def _propose(self, n: int) -> Sequence[Config] | np.ndarray:
+        if self._round >= len(self.plan) and not len(self._queue) and self._remeasure.active:
+            again = self._remeasure.propose(self.history)
+            if again is not None:  # one at a time: the next choice needs this result
+                self.preferred_batch = 1
+                return [again]
+            log.info("%s: re-measuring ends (%s)", self.name, self._remeasure.stopped_because)
+            self.plan.append(self.remaining)  # the tests left go back to the search
+        return super()._propose(n)
+
+    def _next_round(self, wanted: int) -> np.ndarray:
+        batch = super()._next_round(wanted)
+        if self._round == 1 and self.warm_elite and self._priors:  # the initial sample
+            default = self.space.encode(self.space.default())
+            elite = elite_points(self._priors, min(self.warm_elite, len(batch)), default)
+            batch = np.vstack([elite, batch[len(elite) :]])
+        return batch
 
     def _search_round(self, index: int, size: int) -> np.ndarray:
         if not self.n_members or self.full_model:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import enum
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.space import Config
 
-__all__ = ["Observation", "Status"]
+__all__ = ["Observation", "Status", "best_measured", "config_key", "measurement_count"]
 
 
 class Status(enum.StrEnum):
@@ -70,3 +72,42 @@ class Observation:
             message=str(data.get("message", "")),
             extra=dict(data.get("extra", {})),
         )
+
+
+def config_key(config: Config) -> str:
+    """A configuration as a hashable key (values of every type compared as written)."""
+    return json.dumps(config, sort_keys=True, default=str)
+
+
+def measurement_count(observations: Iterable[Observation], config: Config) -> int:
+    """How many times ``config`` was measured among ``observations`` (failures included)."""
+    key = config_key(config)
+    return sum(config_key(o.config) == key for o in observations)
+
+
+def best_measured(observations: Iterable[Observation]) -> Observation | None:
+    """The best measured setting, judged on every measurement of it.
+
+    A configuration measured more than once (a tuner re-measured its best candidates, e.g.
+    ``classytune``'s ``remeasure``) is judged by the mean score of its successful
+    measurements, so one lucky draw under noise does not win; a configuration that also failed
+    in one of its measurements ranks after every one that never failed. Ties go to the
+    configuration measured first. The observation returned is the configuration's successful
+    measurement closest to that mean (the earliest on a tie), so the value reported with it is
+    representative rather than its luckiest. With every configuration measured once this is
+    simply the best successful observation, ties going to the earliest.
+    """
+    groups: dict[str, list[Observation]] = {}
+    for obs in observations:
+        groups.setdefault(config_key(obs.config), []).append(obs)
+    best: tuple[tuple[bool, float, int], Observation] | None = None
+    for measured in groups.values():
+        ok = [(o, o.score) for o in measured if o.ok and o.score is not None]
+        if not ok:
+            continue
+        mean = sum(score for _, score in ok) / len(ok)
+        rank = (len(ok) == len(measured), mean, -min(o.trial for o in measured))
+        if best is None or rank > best[0]:
+            closest = min(ok, key=lambda pair: (abs(pair[1] - mean), pair[0].trial))[0]
+            best = (rank, closest)
+    return best[1] if best else None

@@ -98,7 +98,7 @@ def summary(result: SessionResult) -> str:
     else:
         lines += [
             f"  best:      {format_value(result.value(best), objective.unit)} "
-            f"(trial {best.trial})",
+            f"(trial {best.trial}{_measured_times(result)})",
             f"  improvement over default: {_percent(result.improvement())}"
             + (
                 f"; vs the nearest default re-measurement: "
@@ -119,3 +119,9 @@ def summary(result: SessionResult) -> str:
     if result.status == "INTERRUPTED":
         lines.append(f"  resume with: {resume_command(result.directory)}")
     return "\n".join(lines)
+
+
+def _measured_times(result: SessionResult) -> str:
+    """ ", the test nearest the mean of its 3 measurements" when the best was re-measured."""
+    times = result.measurements_of_best()
+    return f", the test nearest the mean of its {times} measurements" if times > 1 else ""

@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.objective import Objective
-from harness.records import Observation, Status
+from harness.records import Observation, Status, best_measured, measurement_count
 from harness.space import Space
 
 __all__ = ["SessionOptions", "SessionPolicy", "SessionResult", "resume_command"]
@@ -103,8 +103,14 @@ class SessionResult:
 
     @property
     def best(self) -> Observation | None:
-        ok = [o for o in self.observations if o.ok]
-        return max(ok, key=lambda o: (o.score, -o.trial)) if ok else None
+        """The best measured setting; one measured again is judged on the mean of its
+        measurements (:func:`harness.records.best_measured`)."""
+        return best_measured(self.observations)
+
+    def measurements_of_best(self) -> int:
+        """How many tests measured the best configuration (more than 1 after a re-measure)."""
+        best = self.best
+        return measurement_count(self.observations, best.config) if best else 0
 
     def value(self, obs: Observation | None) -> float | None:
         """The raw objective value of a test that ran (also when it broke a constraint)."""

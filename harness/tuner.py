@@ -24,10 +24,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.records import Observation
+from harness.records import Observation, best_measured
 from harness.space import Config, Space
 
-__all__ = ["ComputeRecord", "Tuner"]
+__all__ = ["ComputeRecord", "Tuner", "imputed_scores"]
+
+
+def imputed_scores(observations: Sequence[Observation]) -> np.ndarray:
+    """Scores of ``observations``, larger is better, with failures imputed.
+
+    A failed, crashed, timed-out or infeasible test scores below the worst successful one:
+    ``worst - 0.1 * (best - worst)`` (or ``worst - 1`` when all successes tie), so it loses
+    every comparison and pulls models away from its region without dominating their scale.
+    With no success at all every failure scores 0.
+    """
+    ok = np.array([o.score for o in observations if o.ok], dtype=float)
+    if ok.size:
+        worst, spread = float(ok.min()), float(ok.max() - ok.min())
+        penalty = worst - (0.1 * spread if spread > 0 else 1.0)
+    else:
+        penalty = 0.0
+    return np.array([o.score if o.ok else penalty for o in observations], dtype=float)
 
 
 @dataclass(frozen=True)
@@ -83,11 +100,9 @@ class Tuner(ABC):
         self._record("tell", started, len(observations))
 
     def best(self) -> Observation | None:
-        """The best successful observation so far (ties: the earliest)."""
-        ok = [o for o in self.history if o.ok]
-        if not ok:
-            return None
-        return max(ok, key=lambda o: (o.score, -o.trial))
+        """The best successful observation so far (ties: the earliest); a configuration
+        measured more than once is judged on its mean (:func:`harness.records.best_measured`)."""
+        return best_measured(self.history)
 
     def answer(self) -> Observation | None:
         """The tuner's recommended setting: :meth:`best` unless overridden (a measured one)."""
@@ -113,20 +128,9 @@ class Tuner(ABC):
         return self.space.encode_many(o.config for o in self.history)
 
     def scores(self) -> np.ndarray:
-        """Scores of all told tests, larger is better, with failures imputed.
-
-        A failed, crashed, timed-out or infeasible test scores below the worst successful one:
-        ``worst - 0.1 * (best - worst)`` (or ``worst - 1`` when all successes tie), so it loses
-        every comparison and pulls models away from its region without dominating their scale.
-        With no success at all every failure scores 0.
-        """
-        ok = np.array([o.score for o in self.history if o.ok], dtype=float)
-        if ok.size:
-            worst, spread = float(ok.min()), float(ok.max() - ok.min())
-            penalty = worst - (0.1 * spread if spread > 0 else 1.0)
-        else:
-            penalty = 0.0
-        return np.array([o.score if o.ok else penalty for o in self.history], dtype=float)
+        """Scores of all told tests, larger is better, with failures imputed
+        (:func:`imputed_scores`)."""
+        return imputed_scores(self.history)
 
     def lhs(
         self, n: int, low: np.ndarray | None = None, high: np.ndarray | None = None

@@ -8,6 +8,10 @@ through :func:`paper.bench.session_row`, in ONE process (run it under ``nice -n 
 Sessions are cached in a JSON file keyed by label, options, problem, seed and budget (not by
 code: delete the cache after changing the tuner), so a stopped run resumes.
 
+``warm_start=prior`` in a variant stands for an earlier session of the same problem in another
+environment (:func:`prior_table`: today's default ``classytune`` with 5 % measurement noise,
+seed + 1000), made once into ``--prior-dir`` and passed as that session's samples.csv.
+
     nice -n 19 python scripts/ablate_classytune.py --noise 0 0.15 --seeds 100 101 102 \\
         --variants base= ts=n_members=4,acquisition=thompson --out results/classytune/ablation.md
 """
@@ -44,6 +48,35 @@ def parse_variant(spec: str) -> tuple[str, dict[str, Any]]:
         key, _, value = item.partition("=")
         options[key] = yaml.safe_load(value)
     return label, options
+
+
+def prior_table(problem: str, seed: int, budget: int, folder: Path) -> str:
+    """The samples.csv of the earlier session a ``warm_start=prior`` variant starts from: the
+    same system measured with 5 % noise, by today's default tuner with seed + 1000."""
+    import tempfile
+
+    from harness import api
+    from harness.store import export_csv
+
+    earlier = suites.variant(suites.base_system(problem), 0.05)
+    path = folder / f"{earlier}_s{seed + 1000}_b{budget}.csv"
+    if not path.exists():
+        with tempfile.TemporaryDirectory() as scratch:
+            cfg = api.compose(
+                [
+                    "tuner=classytune",
+                    *suites.overrides(earlier, seed + 1000),
+                    f"seed={seed + 1000}",
+                    f"budget={budget}",
+                    "tracking=none",
+                    "session.progress=false",
+                    f"results_dir={scratch}",
+                ]
+            )
+            result = api.run(api.prepare(cfg, store="memory"))
+        folder.mkdir(parents=True, exist_ok=True)
+        export_csv(result.observations, path)
+    return str(path)
 
 
 def key_of(label: str, options: dict[str, Any], problem: str, seed: int, budget: int) -> str:
@@ -125,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=ROOT / "results/classytune/ablation.json")
     parser.add_argument("--out", type=Path, default=ROOT / "results/classytune/ablation.md")
     parser.add_argument(
+        "--prior-dir",
+        type=Path,
+        default=ROOT / "results/classytune/warm_priors",
+        help="where warm_start=prior variants keep their earlier sessions' samples",
+    )
+    parser.add_argument(
         "--speed",
         type=int,
         default=0,
@@ -170,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 if key not in cache:
                     started = time.perf_counter()
+                    if options.get("warm_start") == "prior":
+                        table = prior_table(problem, seed, args.budget, args.prior_dir)
+                        options = {**options, "warm_start": [table]}
                     row = session_row("classytune", problem, seed, args.budget, options)
                     cache[key] = row
                     args.cache.parent.mkdir(parents=True, exist_ok=True)
