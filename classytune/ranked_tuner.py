@@ -8,8 +8,10 @@ by their mean win probability against the ``opponents`` best measured settings, 
 ``global_share`` of each round taken from the LHS set alone; a perturbed bool or string-enum
 knob takes another value uniformly (``categorical_moves``). Issue #19's further options
 (bootstrap ensembles with Thompson sampling or an optimistic bound, an adaptive trust region,
-a failure model, a minimum distance within a batch, a pair margin) are off by default: they
-did not help on the development suite (``results/classytune/ablation.md``).
+a failure model, a minimum distance within a batch, a pair margin, re-measuring the best
+before answering) are off by default: they did not help on the development suite
+(``results/classytune/ablation*.md``); a warm start from earlier sessions helps when a user
+has them (``warm_start``).
 
 The class defaults are ``conf/tuner/classytune.yaml``'s, chosen on a development split (seeds
 100-104, never the benchmark's): ``results/classytune/improve.md``.

@@ -79,6 +79,43 @@ def prior_table(problem: str, seed: int, budget: int, folder: Path) -> str:
     return str(path)
 
 
+def paired(rows: list[dict[str, Any]], labels: list[str]) -> str:
+    """Markdown: each variant against the first, paired over (problem, seed): the mean
+    difference of normalised scores with its standard error, wins and losses."""
+    first = {(r["system"], r["seed"]): r["norm"] for r in rows if r["tuner"] == labels[0]}
+    lines = [
+        "",
+        f"Paired against `{labels[0]}` over the (problem, seed) pairs both finished: mean "
+        "difference of normalised scores ± its standard error; wins / losses.",
+        "",
+        "| variant | pairs | all problems | noisy problems only | wins / losses |",
+        "|---|---|---|---|---|",
+    ]
+
+    def mean_se(values: list[float]) -> str:
+        if len(values) < 2:
+            return "-"
+        se = statistics.stdev(values) / math.sqrt(len(values))
+        return f"{statistics.fmean(values):+.4f} ± {se:.4f}"
+
+    for label in labels[1:]:
+        diffs = [
+            (r["system"], r["norm"] - first[(r["system"], r["seed"])])
+            for r in rows
+            if r["tuner"] == label
+            and math.isfinite(r["norm"])
+            and math.isfinite(first.get((r["system"], r["seed"]), math.nan))
+        ]
+        values = [d for _, d in diffs]
+        noisy = [d for problem, d in diffs if suites.noise_of(problem) > 0]
+        wins, losses = sum(d > 1e-9 for d in values), sum(d < -1e-9 for d in values)
+        lines.append(
+            f"| {label} | {len(values)} | {mean_se(values)} | {mean_se(noisy)} | "
+            f"{wins} / {losses} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def key_of(label: str, options: dict[str, Any], problem: str, seed: int, budget: int) -> str:
     return f"{label}|{json.dumps(options, sort_keys=True)}|{problem}|{seed}|{budget}"
 
@@ -223,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 rows.append({**cache[key], "tuner": label})
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report(rows, labels, command, problems))
+    args.out.write_text(report(rows, labels, command, problems) + paired(rows, labels))
     print(args.out.read_text())
     return 0
 
