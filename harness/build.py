@@ -7,6 +7,7 @@ first test, with a one-line :class:`~harness.errors.HarnessError`.
 
 from __future__ import annotations
 
+import inspect
 import secrets
 import time
 from dataclasses import fields
@@ -215,10 +216,12 @@ def build_session(
     system.preflight()  # a missing binary or package: one line, before anything is created
     fixed = _pins_and_ranges(cfg, system)
     workload = make_workload(cfg)
-    from harness.machine import Machine
+    from harness.machine import sut_machine
     from harness.utility import machine_constants
 
-    objective = make_objective(cfg, workload, machine_constants(Machine.detect()))
+    # The SUT host's memory and cores (read there with hosts=), not the harness machine's.
+    machine = sut_machine(system)
+    objective = make_objective(cfg, workload, machine_constants(machine))
     tuner_factory = _instantiate(cfg.tuner, "tuner")
     if not isinstance(tuner_factory, partial):
         raise ConfigError(
@@ -226,6 +229,8 @@ def build_session(
         )
     tuner_name = tuner_name_of(tuner_factory)
     check_tuner_options(tuner_factory, tuner_name)
+    if "machine" in inspect.signature(tuner_factory.func).parameters:
+        tuner_factory = partial(tuner_factory, machine=machine)  # rules that read the host
     tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri), results_dir=results)
 
     existing: Store | None = None

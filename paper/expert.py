@@ -101,12 +101,20 @@ class ExpertTuner(Tuner):
     name = "expert"
 
     def __init__(
-        self, space: Space, seed: int = 0, budget: int = 2, system: str = "", style: str = "manual"
+        self,
+        space: Space,
+        seed: int = 0,
+        budget: int = 2,
+        system: str = "",
+        style: str = "manual",
+        machine: Machine | None = None,
     ) -> None:
         super().__init__(space, seed, budget)
         self.system, self.style = system, style
         self.name = f"expert_{style}"
-        self.setting = expert_setting(space, system, style)
+        # The session passes the SUT host's facts (harness.machine.sut_machine); alone: here.
+        self.machine = machine or Machine.detect()
+        self.setting = expert_setting(space, system, style, self.machine)
         self.preferred_batch = min(2, budget)
 
     def params(self) -> dict[str, object]:
@@ -115,6 +123,8 @@ class ExpertTuner(Tuner):
             "system": self.system,
             "style": self.style,
             "setting": dict(self.setting),
+            "machine_ram_mib": self.machine.ram_mib,
+            "machine_cores": self.machine.cores,
         }
 
     def _propose(self, n: int) -> list[Config]:

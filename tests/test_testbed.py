@@ -152,3 +152,44 @@ def test_down_leaves_nothing_and_loopback_mode_works(tmp_path: Path) -> None:
         for test_host in made.hosts:
             alive = subprocess.run(["kill", "-0", str(test_host.sshd_pid)], capture_output=True)
             assert alive.returncode != 0, f"sshd of {test_host.name} is still running"
+
+
+def test_the_sut_hosts_own_memory_and_cores_shape_ranges_constants_and_rules(
+    bed: Testbed,
+) -> None:
+    """Issue #20 item 2: a host with 2 GiB and 1 core (a control group of its own) is read
+    over SSH as 2 GiB and 1 core, and PostgreSQL's memory maxima, the objective's constants
+    and the expert rules follow it, not the harness machine (24 GiB, 2 cores here)."""
+    import shutil as _shutil
+
+    from harness.machine import Machine, sut_machine
+    from harness.utility import machine_constants
+    from paper.expert import ExpertTuner
+    from systems.postgres.system import MEMORY_FRACTIONS, PostgresSystem, load_space
+
+    small = bed.hosts[0]
+    small.limit(memory_bytes=2 * 2**30, cpus=1)
+    here = Machine.detect()
+    ssh = _ssh(small)
+    try:
+        there = Machine.of(ssh)
+        assert there == Machine(ram_bytes=2 * 2**30, cores=1), there
+        assert here.ram_bytes > there.ram_bytes
+        if not _shutil.which("pg_ctl") and not list(Path("/usr/lib/postgresql").glob("*/bin")):
+            pytest.skip("PostgreSQL is not installed")
+        system = PostgresSystem(executor=ssh)
+        system.preflight()
+        fraction = MEMORY_FRACTIONS["shared_buffers"][0]
+        top = system.space["shared_buffers"].high
+        assert top == load_space("10", there)["shared_buffers"].high
+        assert top < load_space("10", here)["shared_buffers"].high
+        assert top <= fraction * there.ram_bytes / 8192 + 1  # shared_buffers counts 8 kB pages
+        assert sut_machine(system) == there
+        assert machine_constants(sut_machine(system))["ram_mib"] == 2048
+        assert machine_constants(sut_machine(system))["cores"] == 1
+        expert = ExpertTuner(system.space, system="postgres", style="manual", machine=there)
+        local = ExpertTuner(load_space("10", here), system="postgres", style="manual")
+        assert expert.params()["machine_ram_mib"] == 2048
+        assert expert.setting != local.setting  # the rules size memory to the host
+    finally:
+        ssh.close()

@@ -144,6 +144,16 @@ class TestHost:
             if done.returncode != 0:
                 raise RuntimeError(f"tc {spec[0]} on {self.name}: {done.stderr.strip()}")
 
+    def limit(self, memory_bytes: int, cpus: int) -> None:
+        """Give the host a smaller machine: its sshd (and so every session and process started
+        through it) moves into a control group of its own with this memory limit and CPU
+        quota, as a container or a VM of that size would have."""
+        for folder, files in _cgroup_files(self.netns or self.name, memory_bytes, cpus).items():
+            folder.mkdir(exist_ok=True)
+            for name, value in files.items():
+                (folder / name).write_text(value)
+            (folder / "cgroup.procs").write_text(str(self.sshd_pid))
+
     def _need_link(self, what: str) -> None:
         if not self.veth:
             raise RuntimeError(f"{what}: the loopback testbed has no link to change")
@@ -193,7 +203,31 @@ class Testbed:
             _ip("netns", "del", netns, check=False)
         for link in _names(self.prefix, "-o", "link", "show"):
             _ip("link", "del", link, check=False)
+        _remove_cgroups(self.prefix)
         return _names(self.prefix, "netns", "list") + _names(self.prefix, "-o", "link", "show")
+
+
+def _cgroup_files(name: str, memory_bytes: int, cpus: int) -> dict[Path, dict[str, str]]:
+    """The control-group folders of a limited host and what to write in them: cgroup v1's
+    memory and cpu hierarchies when mounted, else cgroup v2's unified one."""
+    root = Path("/sys/fs/cgroup")
+    period = 100_000
+    if (root / "memory").is_dir() and (root / "cpu").is_dir():
+        return {
+            root / "memory" / name: {"memory.limit_in_bytes": str(memory_bytes)},
+            root / "cpu" / name: {
+                "cpu.cfs_period_us": str(period),
+                "cpu.cfs_quota_us": str(cpus * period),
+            },
+        }
+    return {root / name: {"memory.max": str(memory_bytes), "cpu.max": f"{cpus * period} {period}"}}
+
+
+def _remove_cgroups(prefix: str) -> None:
+    root = Path("/sys/fs/cgroup")
+    for folder in [*root.glob(f"{prefix}*"), *root.glob(f"*/{prefix}*")]:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # empty once its processes are gone
 
 
 def _names(prefix: str, *listing: str) -> list[str]:
@@ -317,7 +351,9 @@ def _make_host(bed: Testbed, index: int, keys: Path, known_hosts: Path) -> TestH
         "PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\n"
         "Subsystem sftp internal-sftp\nMaxSessions 50\nMaxStartups 50\n"
     )
-    prefix = ["ip", "netns", "exec", netns] if netns else []
+    # nsenter, not `ip netns exec`: that one also remounts /sys for the namespace, which hides
+    # /sys/fs/cgroup from the host's sessions (they could not read their own limits).
+    prefix = ["nsenter", f"--net=/run/netns/{netns}"] if netns else []
     subprocess.run([SSHD, "-t", "-f", str(config)], check=True, capture_output=True)
     subprocess.run(
         [*prefix, SSHD, "-f", str(config), "-E", str(folder / "sshd.log")],

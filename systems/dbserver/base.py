@@ -178,7 +178,18 @@ class ServerSystem(System):
         if not self._run_as_given:
             self.run_as = self.server_user if _is_root(self.executor) else None
         self._find_binaries()
+        if not isinstance(self.executor, LocalExecutor):
+            # Memory maxima were scaled to this machine in the constructor (no I/O over SSH
+            # there); a server on another host gets that host's (Machine.of reads it there).
+            space = self._space_for(Machine.of(self.executor))
+            if space is not None:
+                self.space, self.config = space, space.default()
         self._checked = True
+
+    def _space_for(self, machine: Machine) -> Space | None:
+        """The knob space with memory ranges scaled to ``machine`` (None: keep the space, e.g.
+        one the caller gave)."""
+        return None
 
     @abstractmethod
     def _find_binaries(self) -> None:

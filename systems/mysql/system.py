@@ -113,11 +113,15 @@ class MySQLSystem(ServerSystem):
     ) -> None:
         super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
         self.knob_set = str(knob_set)
+        self._own_space = space is None  # ours to rescale to the SUT host at preflight
         self.version = ""
         self.mariadb = True
         self._pid: int | None = None
         #: True during the first start of an instance: socket only, until accounts are safe.
         self._bootstrap = False
+
+    def _space_for(self, machine: Machine) -> Space | None:
+        return load_space(self.knob_set, machine) if self._own_space else None
 
     def _find_binaries(self) -> None:
         client = "mariadb-client (or mysql-client)"

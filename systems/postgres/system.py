@@ -108,6 +108,10 @@ class PostgresSystem(ServerSystem):
     ) -> None:
         super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
         self.knob_set = str(knob_set)
+        self._own_space = space is None  # ours to rescale to the SUT host at preflight
+
+    def _space_for(self, machine: Machine) -> Space | None:
+        return load_space(self.knob_set, machine) if self._own_space else None
 
     def _find_binaries(self) -> None:
         # Debian ships initdb, pg_ctl and pgbench in postgresql-<major>, psql in the client.
