@@ -1,0 +1,143 @@
+"""Tuning sessions across the testbed's network (issue #20 item 3): a real PostgreSQL on a
+namespace host, driven over SSH from the harness; a host that is unreachable before the first
+test is one line naming it; a link cut mid-session ends it ``ABORTED`` with every finished test
+kept, and ``resume=`` finishes it once the link is back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests import testbed
+from tests.testbed import Testbed
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Testbed]:
+    if os.geteuid() != 0 or not Path(testbed.SSHD).exists():
+        pytest.skip("the testbed needs root and openssh-server")
+    if not Path("/usr/lib/postgresql").exists():
+        pytest.skip("postgresql is not installed")
+    made = testbed.start(1, tmp_path_factory.mktemp("testbed-sessions"))
+    if made.mode != "netns":
+        made.down()
+        pytest.skip("network namespaces are not permitted here: no link to cut")
+    try:
+        yield made
+    finally:
+        assert made.down() == []
+
+
+def _config_dir(bed: Testbed, folder: Path) -> Path:
+    """A config folder holding the testbed's inventory as ``hosts=testbed``."""
+    (folder / "hosts").mkdir(parents=True, exist_ok=True)
+    inventory = bed.inventory()
+    inventory["common"] = {"connect_timeout_s": 5}
+    (folder / "hosts" / "testbed.yaml").write_text(yaml.safe_dump(inventory))
+    return folder
+
+
+def _args(conf: Path, results: Path, name: str, budget: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "harness",
+        f"--config-dir={conf}",
+        "system=postgres",
+        "workload=pgbench",
+        "workload.duration_s=4",
+        "tuner=lhs",
+        f"budget={budget}",
+        "hosts=testbed",
+        "session.progress=false",
+        "tracking=none",
+        f"session.name={name}",
+        f"results_dir={results}",
+    ]
+
+
+def _finished(folder: Path) -> list[dict[str, object]]:
+    path = folder / "observations.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_an_unreachable_host_is_one_line_before_any_test(bed: Testbed, tmp_path: Path) -> None:
+    host = bed.hosts[0]
+    conf = _config_dir(bed, tmp_path / "conf")
+    host.cut()
+    try:
+        started = time.monotonic()
+        done = subprocess.run(
+            _args(conf, tmp_path / "results", "unreachable", 2),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        host.mend()
+    assert done.returncode != 0
+    assert host.name in done.stderr and host.address in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert time.monotonic() - started < 60
+    assert not _finished(tmp_path / "results" / "sessions" / "unreachable")
+
+
+def test_a_cut_link_aborts_keeps_the_finished_tests_and_resume_completes(
+    bed: Testbed, tmp_path: Path
+) -> None:
+    host = bed.hosts[0]
+    conf = _config_dir(bed, tmp_path / "conf")
+    results = tmp_path / "results"
+    folder = results / "sessions" / "cut"
+    run = subprocess.Popen(
+        _args(conf, results, "cut", 4),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while len(_finished(folder)) < 1 and time.monotonic() < deadline:
+            assert run.poll() is None, run.communicate()[1][-3000:]
+            time.sleep(0.5)
+        assert _finished(folder), "no test finished within 240 s"
+        time.sleep(2.0)  # the next test is under way on the host
+        host.cut()
+        _, stderr = run.communicate(timeout=240)
+    finally:
+        host.mend()
+        if run.poll() is None:
+            run.kill()
+    kept = _finished(folder)
+    session = json.loads((folder / "session.json").read_text())
+    assert run.returncode != 0 and session.get("status") == "ABORTED", stderr[-3000:]
+    assert 1 <= len(kept) < 4 and all(o["status"] == "SUCCEEDED" for o in kept), kept
+    assert host.address in stderr or host.name in stderr
+
+    resumed = subprocess.run(
+        [sys.executable, "-m", "harness", f"--config-dir={conf}", f"resume={folder}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    final = _finished(folder)
+    assert len(final) == 4 and final[: len(kept)] == kept  # nothing lost, nothing rerun
+    assert all(o["status"] == "SUCCEEDED" for o in final)
