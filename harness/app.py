@@ -13,13 +13,14 @@ from typing import Any
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from harness import api
 from harness.config import register_configs
 from harness.errors import HarnessError
 from harness.records import Observation
 from harness.report import format_value, summary
+from harness.rerun import existing_session, resume_overrides
 from harness.signals import child_pids
 from harness.tracking import take_credentials
 from harness.validate import check_workload_choices, ensure_results_dir
@@ -58,6 +59,15 @@ def run(cfg: DictConfig) -> float | None:
         log.warning("sweep interrupted: not starting this job")
         return None
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
+    found = existing_session(cfg)
+    if found is not None:  # a rerun sweep: skip what finished, continue what stopped
+        folder, finished = found
+        if finished:
+            print(f"session {folder.name} finished before ({folder}): skipped")
+            return None
+        log.info("session %s stopped before: continuing it (resume=%s)", folder.name, folder)
+        cfg = OmegaConf.merge(cfg, {"resume": str(folder)})  # type: ignore[assignment]
+        overrides = resume_overrides(overrides)
     session = api.prepare(cfg, overrides)
     bar, update = _progress(
         session.options.budget, session.options.progress, session.objective.unit

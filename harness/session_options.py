@@ -41,6 +41,9 @@ class SessionPolicy:
     progress: bool = True
     #: Keep the work folder (servers' data, logs) after a finished session.
     keep_workdir: bool = False
+    #: A ``session.name`` whose folder exists: ``fail``, or ``resume`` (a rerun sweep skips a
+    #: finished session and continues a stopped one: harness.rerun).
+    existing: str = "fail"
 
 
 @dataclass
@@ -73,6 +76,8 @@ class SessionOptions(SessionPolicy):
             raise ConfigError("session.max_consecutive_crashes must be at least 1")
         if self.default_every < 0:
             raise ConfigError("session.default_every must be 0 (off) or a number of tests")
+        if self.existing not in ("fail", "resume"):
+            raise ConfigError(f"session.existing must be fail or resume, got {self.existing!r}")
         if self.confirm is not None and self.confirm < 0:
             raise ConfigError("session.confirm must be 0 (off) or a number of runs, e.g. 3")
 

@@ -41,31 +41,37 @@ def test_a_sweep_of_four_sessions_runs_as_slurm_jobs_into_one_store(
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness",
-            "-m",
-            "hydra/launcher=submitit_slurm",
-            "hydra.launcher.timeout_min=10",
-            "hydra.launcher.cpus_per_task=1",
-            "hydra.launcher.mem_gb=1",
-            f"hydra.sweep.dir={tmp_path / 'multirun'}",
-            "tuner=random,lhs",
-            "seed=0,1",
-            "system=synthetic10",
-            "budget=10",
-            f"results_dir={tmp_path}",
-            "session.progress=false",
-            f"tracking.uri={uri}",
-        ],
-        cwd=ROOT,
-        env=cluster.env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+
+    def sweep(number: int) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness",
+                "-m",
+                "hydra/launcher=submitit_slurm",
+                "hydra.launcher.timeout_min=10",
+                "hydra.launcher.cpus_per_task=1",
+                "hydra.launcher.mem_gb=1",
+                f"hydra.sweep.dir={tmp_path / f'multirun{number}'}",
+                "tuner=random,lhs",
+                "seed=0,1",
+                "system=synthetic10",
+                "budget=10",
+                f"results_dir={tmp_path}",
+                "session.progress=false",
+                "session.name=${hydra:runtime.choices.tuner}-s${seed}",
+                "session.existing=resume",
+                f"tracking.uri={uri}",
+            ],
+            cwd=ROOT,
+            env=cluster.env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    done = sweep(1)
     assert done.returncode == 0, done.stderr[-3000:]
     # The jobs ran on Slurm: the controller completed four of them, each with exit status 0
     # (it logs a completion just after the job wrote the result the launcher waits for).
@@ -80,6 +86,16 @@ def test_a_sweep_of_four_sessions_runs_as_slurm_jobs_into_one_store(
         filter_string="tags.`harness.kind` = 'session'",
     )
     assert len(runs) == 4 and all(r.info.status == "FINISHED" for r in runs)
+    # A rerun of the sweep skips the four finished sessions: no new session run.
+    again = sweep(2)
+    assert again.returncode == 0, again.stderr[-3000:]
+    logs = "".join(p.read_text() for p in (tmp_path / "multirun2").rglob("*_log.out"))
+    assert logs.count("finished before") == 4, logs[-3000:]
+    rerun = client.search_runs(
+        [e.experiment_id for e in client.search_experiments()],
+        filter_string="tags.`harness.kind` = 'session'",
+    )
+    assert len(rerun) == 4
     assert sorted((r.data.tags["harness.tuner"], r.data.tags["harness.seed"]) for r in runs) == [
         ("lhs", "0"),
         ("lhs", "1"),

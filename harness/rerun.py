@@ -1,0 +1,65 @@
+"""Rerunning a sweep: a named session that already exists is skipped or continued.
+
+A sweep whose jobs name their sessions (``session.name='${tuner.name}-s${seed}'``) and set
+``session.existing=resume`` can be rerun after any stop (a cancelled Slurm job, a dead node, a
+Ctrl-C): a job whose session folder holds a FINISHED session is skipped, one whose session
+stopped early continues it as ``resume=`` would, and the others start. A folder holding a
+session of another setup (tuner, system, workload, seed, objective, repeats) is refused in one
+line rather than mixed into. ``session.existing=fail`` (the default) keeps the old behaviour: a
+name that is taken stops the job.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from harness.errors import ConfigError
+from harness.store import SampleStore
+from harness.validate import RESUME_OVERRIDABLE, override_key
+
+__all__ = ["EXISTING", "SAME_SETUP", "existing_session", "resume_overrides"]
+
+EXISTING = ("fail", "resume")
+#: What must agree between the stored session and the job that finds it.
+SAME_SETUP = ("tuner", "system", "workload", "seed", "objective", "repeats")
+
+
+def existing_session(cfg: DictConfig) -> tuple[Path, bool] | None:
+    """``(folder, finished)`` of the session this job names, when ``session.existing`` is
+    ``resume`` and the folder holds one of the same setup; None when the job starts anew."""
+    if cfg.session.get("existing", "fail") != "resume" or cfg.get("resume"):
+        return None
+    if not cfg.session.get("name"):
+        raise ConfigError(
+            "session.existing=resume needs session.name, e.g. "
+            "session.name='${tuner.name}-s${seed}' (a sweep names each job's session)"
+        )
+    folder = Path(cfg.results_dir) / "sessions" / str(cfg.session.name)
+    store = SampleStore(folder)
+    if not store.exists:
+        return None
+    meta = store.read_meta()
+    stored = OmegaConf.create(meta["config"])
+    for key in SAME_SETUP:
+        mine = OmegaConf.to_container(cfg, resolve=False).get(key)  # type: ignore[union-attr]
+        theirs = OmegaConf.to_container(stored, resolve=False).get(key)  # type: ignore[union-attr]
+        if mine != theirs:
+            raise ConfigError(
+                f"session folder {folder} holds a session with another {key}; "
+                "give this job another session.name"
+            )
+    return folder, meta.get("status") == "FINISHED"
+
+
+def resume_overrides(overrides: list[str]) -> list[str]:
+    """The command line's overrides a resume honours (the rest defined the stored session)."""
+    return [
+        text
+        for text in overrides
+        if any(
+            override_key(text) == k or override_key(text).startswith(f"{k}.")
+            for k in RESUME_OVERRIDABLE
+        )
+    ]
