@@ -19,13 +19,14 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from tests.testbed import stop_pid
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
 STATE_FILE = "slurm.json"
@@ -75,24 +76,16 @@ class SlurmCluster:
         raise RuntimeError(f"slurm node {self.node} not idle within {timeout_s}s: {state!r}")
 
     def stop(self) -> None:
-        """Stop every daemon (slurmd first), SIGKILL what does not go in 10 s."""
+        """Stop every daemon (slurmd first; SIGKILL what does not go)."""
         for name in reversed(DAEMONS):
             pid_file = Path(self.pids.get(name, ""))
             if not pid_file.is_file():
                 continue
             try:
                 pid = int(pid_file.read_text().split()[0])
-                os.kill(pid, signal.SIGTERM)
-            except (ValueError, ProcessLookupError, IndexError):
+            except (ValueError, IndexError):
                 continue
-            for _ in range(100):
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.1)
-            else:
-                os.kill(pid, signal.SIGKILL)
+            stop_pid(pid)
 
     def save(self) -> None:
         (Path(self.folder) / STATE_FILE).write_text(json.dumps(asdict(self)))

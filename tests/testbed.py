@@ -196,10 +196,10 @@ class Testbed:
         carries the testbed's prefix (also those of a host half made when a start failed);
         returns what could not be removed (empty when all went)."""
         for test_host in self.hosts:
-            _kill(test_host.sshd_pid)
+            stop_pid(test_host.sshd_pid)
         for netns in _names(self.prefix, "netns", "list"):
             for pid in _ip("netns", "pids", netns, check=False).stdout.split():
-                _kill(int(pid))
+                stop_pid(int(pid))
             _ip("netns", "del", netns, check=False)
         for link in _names(self.prefix, "-o", "link", "show"):
             _ip("link", "del", link, check=False)
@@ -251,7 +251,8 @@ def _free_network() -> str:
     raise RuntimeError("every /24 of 198.18.0.0/15 is in use on this machine")
 
 
-def _kill(pid: int) -> None:
+def stop_pid(pid: int) -> None:
+    """SIGTERM, then SIGKILL after 2.5 s; a process already gone is fine."""
     try:
         os.kill(pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
