@@ -29,10 +29,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[slurm.SlurmClu
         yield made
     finally:
         made.stop()
-        left = subprocess.run(
-            ["pgrep", "-f", made.folder], capture_output=True, text=True
-        ).stdout.split()
-        assert not left, f"Slurm daemons left running: {left}"
+        deadline = time.monotonic() + 15  # a job step may still be exiting
+        while True:
+            left = subprocess.run(
+                ["pgrep", "-af", made.folder], capture_output=True, text=True
+            ).stdout.strip()
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert not left, f"Slurm processes left running: {left}"
 
 
 def test_a_sweep_of_four_sessions_runs_as_slurm_jobs_into_one_store(
