@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.errors import ConfigError
 from harness.store import SampleStore
-from harness.validate import RESUME_OVERRIDABLE, override_key
+from harness.validate import RESUME_OVERRIDABLE, override_key, validate_session_name
 
 __all__ = ["EXISTING", "SAME_SETUP", "existing_session", "resume_overrides"]
 
@@ -36,7 +36,8 @@ def existing_session(cfg: DictConfig) -> tuple[Path, bool] | None:
             "session.existing=resume needs session.name, e.g. "
             "session.name='${tuner.name}-s${seed}' (a sweep names each job's session)"
         )
-    folder = Path(cfg.results_dir) / "sessions" / str(cfg.session.name)
+    # Checked before the name becomes a path: nothing outside results_dir/sessions is read.
+    folder = Path(cfg.results_dir) / "sessions" / validate_session_name(str(cfg.session.name))
     store = SampleStore(folder)
     if not store.exists:
         return None

@@ -86,3 +86,15 @@ def test_a_name_taken_by_another_setup_or_no_name_is_one_line(tmp_path: Path) ->
         timeout=300,
     )
     assert unnamed.returncode == 2 and "needs session.name" in unnamed.stderr
+
+
+def test_a_hostile_session_name_is_refused_before_any_folder_is_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "session.json").write_text("{}")  # a "session" a hostile name would point at
+    # Quoted for Hydra's grammar where needed, so that the harness's own check is what runs.
+    for name in ("../outside", "a/../../outside", "'$(id)'", "'x y'", "'..'"):
+        done = _cli(tmp_path / "results", f"session.name={name}")
+        assert done.returncode == 2, (name, done.stderr[-1000:])
+        assert "Traceback" not in done.stderr and "session" in done.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["session.json"]  # no lock written
