@@ -103,6 +103,9 @@ def sut_machine(system: object) -> Machine:
     master, read there (:meth:`Machine.of`); this machine when the system runs here."""
     from harness.executor import LocalExecutor
 
+    known = getattr(system, "host_machine", None)  # already read at preflight: not twice
+    if isinstance(known, Machine):
+        return known
     cluster = getattr(system, "cluster", None)
     executor = cluster.master if cluster is not None else getattr(system, "executor", None)
     if executor is None or isinstance(executor, LocalExecutor):

@@ -135,6 +135,8 @@ class ServerSystem(System):
         #: Absolute paths of the server's programs, found at preflight.
         self.bin: dict[str, str] = {}
         self._checked = False
+        #: The SUT host's facts, read at preflight when the host is remote.
+        self.host_machine: Machine | None = None
         self.stop_timeout_s = float(stop_timeout_s)
         self.instance: Path | None = None
         self.port = 0
@@ -181,7 +183,8 @@ class ServerSystem(System):
         if not isinstance(self.executor, LocalExecutor):
             # Memory maxima were scaled to this machine in the constructor (no I/O over SSH
             # there); a server on another host gets that host's (Machine.of reads it there).
-            space = self._space_for(Machine.of(self.executor))
+            self.host_machine = Machine.of(self.executor)  # sut_machine reuses it
+            space = self._space_for(self.host_machine)
             if space is not None:
                 self.space, self.config = space, space.default()
         self._checked = True
