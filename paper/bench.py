@@ -313,6 +313,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_composes(tuners: list[str], suite: list[str]) -> None:
+    """Compose each tuner and each problem once before any session runs, so a config that
+    cannot take the bench's overrides ends the run in seconds with one line, not mid-way."""
+    from hydra.errors import HydraException
+
+    from harness import api
+
+    pairs = {(t, suite[0]) for t in tuners} | {(tuners[0], s) for s in suite}
+    for tuner, problem in sorted(pairs):
+        try:
+            api.compose([f"tuner={tuner}", *suites.overrides(problem, 0), "tracking=none"])
+        except HydraException as exc:
+            one_line = " ".join(str(exc).split())
+            raise SystemExit(f"tuner={tuner} on {problem}: {one_line}") from None
+
+
 def _skipped(tuner: str, system: str, skips: list[str]) -> bool:
     import fnmatch
 
@@ -335,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
             f"unknown tuner/system config(s): {', '.join(unknown)} "
             f"(see harness/conf/tuner/ and harness/conf/system/)"
         )
+    _check_composes(tuners, suite)
     jobs = [
         (t, s, seed, budget)
         for t in tuners

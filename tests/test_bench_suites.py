@@ -51,6 +51,17 @@ def test_overrides_seed_the_noise_with_the_session_seed() -> None:
     assert "system.adapter.measurement_noise=0.15" in suites.overrides("moot_vp9~noise15", 1)
 
 
+def test_every_suite_problem_composes_with_noise() -> None:
+    """A noisy variant of every development and evaluation problem is a valid override set
+    (the evaluation surrogates once lacked ``measurement_noise`` and ended the run)."""
+    from harness import api
+
+    for problem in suites.expand(["dev", "eval"], (0.05,)):
+        cfg = api.compose(overrides=[*suites.overrides(problem, 1), "tracking=none"])
+        noise_key = "noise" if problem.startswith("synthetic") else "measurement_noise"
+        assert cfg.system.adapter[noise_key] == pytest.approx(0.05), problem
+
+
 def test_every_moot_config_names_a_packaged_table_and_its_objective() -> None:
     from omegaconf import OmegaConf
 
