@@ -12,7 +12,7 @@ from harness.errors import ConfigError, ExecutorError
 from harness.executor import LocalExecutor
 from harness.remote import Cluster, Host, Inventory
 from harness.remote.connect import adapter_kwargs, check_placement
-from harness.remote.ssh import remote_command
+from harness.remote.ssh import remote_command, watch_link
 from harness.space import Config
 from harness.system import System
 
@@ -79,12 +79,36 @@ def test_remote_command_runs_locally_with_env_and_cwd(tmp_path) -> None:
         ("workdir", "relative/path", "absolute path"),
         ("workdir", "/tmp/$(id)", "absolute path"),
         ("roles", ["sut", "db"], "roles"),
+        ("link_timeout_s", 1, "link_timeout_s must be at least 4"),
     ],
 )
 def test_host_validation_names_the_bad_value(field: str, value: object, message: str) -> None:
     entry = {"name": "n1", "address": "127.0.0.1", field: value}
     with pytest.raises(ConfigError, match=message):
         Host.from_mapping(entry, {})
+
+
+def test_watch_link_sets_keepalives_and_the_tcp_user_timeout() -> None:
+    import socket
+
+    class Transport:  # paramiko's Transport, as far as watch_link touches it
+        def __init__(self) -> None:
+            self.sock = socket.socket()
+            self.keepalive = 0
+
+        def set_keepalive(self, interval: int) -> None:
+            self.keepalive = interval
+
+    transport = Transport()
+    try:
+        watch_link(transport, 20.0)
+        sock = transport.sock
+        assert transport.keepalive == 5
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 5
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 20000
+    finally:
+        transport.sock.close()
 
 
 @pytest.mark.parametrize("secret", ["password", "passphrase", "Password"])

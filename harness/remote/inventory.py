@@ -57,6 +57,10 @@ class Host:
     #: An extra known_hosts file, besides ~/.ssh/known_hosts.
     known_hosts: str | None = None
     connect_timeout_s: float = 10.0
+    #: An open connection whose host has not answered for this long is dead: the command in
+    #: flight ends as ``HostUnreachable`` (session ABORTED, finished tests kept) instead of
+    #: waiting out TCP retransmission (~15 min). Keep it above the link's worst stall.
+    link_timeout_s: float = 20.0
     #: ``ssh`` (the host is reached over SSH) or ``local``: the host is this machine, serving on
     #: its own loopback address (a local ring: 127.0.0.2, 127.0.0.3, ...; nothing is reached).
     connection: str = "ssh"
@@ -83,6 +87,8 @@ class Host:
             )
         if self.connect_timeout_s <= 0:
             raise ConfigError(f"{where}: connect_timeout_s must be positive")
+        if self.link_timeout_s < 4:
+            raise ConfigError(f"{where}: link_timeout_s must be at least 4 (seconds)")
         if self.connection not in CONNECTIONS:
             raise ConfigError(
                 f"{where}: connection {self.connection!r} — use one of {', '.join(CONNECTIONS)}"

@@ -31,7 +31,7 @@ from harness.errors import ExecutorError, HarnessError, HostUnreachable
 from harness.executor import CommandResult, CommandTimeout, Executor
 from harness.remote.inventory import Host
 
-__all__ = ["SSHExecutor", "remote_command"]
+__all__ = ["SSHExecutor", "remote_command", "watch_link"]
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,7 @@ class SSHExecutor(Executor):
             connection.open()
         except Exception as exc:  # paramiko/socket errors of every kind end here
             raise HostUnreachable(self._connect_message(exc)) from None
+        watch_link(connection.transport, spec.link_timeout_s)
         self._connection = connection
         return connection
 
@@ -283,6 +284,32 @@ class SSHExecutor(Executor):
                 f"on the host): {result.stderr.strip()[-200:]}"
             )
         return int(result.stdout.strip())
+
+
+def watch_link(transport: Any, dead_after_s: float) -> None:
+    """Make a dead link fail the connection within about ``dead_after_s`` seconds.
+
+    A command that prints nothing (a benchmark, a restart) leaves the connection idle, and
+    TCP alone notices a cut link only after ~15 minutes of retransmission, so the session
+    would hang. SSH keepalives every quarter of the limit give the connection something to
+    acknowledge; ``TCP_USER_TIMEOUT`` makes the kernel drop it when nothing is acknowledged
+    for ``dead_after_s``, and TCP keepalive probes do the same below SSH. paramiko then
+    closes the channel, and :meth:`SSHExecutor.run` raises ``HostUnreachable``.
+    """
+    interval = max(1, int(dead_after_s // 4))
+    transport.set_keepalive(interval)
+    sock = getattr(transport, "sock", None)
+    if not isinstance(sock, socket.socket):  # a proxy channel: SSH keepalives only
+        return
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (
+        ("TCP_KEEPIDLE", interval),
+        ("TCP_KEEPINTVL", interval),
+        ("TCP_KEEPCNT", 3),
+        ("TCP_USER_TIMEOUT", int(dead_after_s * 1000)),  # milliseconds
+    ):
+        if hasattr(socket, option):  # Linux; other kernels keep their defaults
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
 
 
 def _is_transport_error(exc: BaseException) -> bool:
