@@ -117,6 +117,10 @@ class System(ABC):
     #: ``executor=``, see :class:`RunsOnHost`), ``cluster`` (several hosts: it takes
     #: ``cluster=``, see :class:`RunsOnCluster`). The contract test checks the constructors.
     placement: ClassVar[Placement] = "local"
+    #: A ``host`` adapter that can run its benchmark client on another host declares it: its
+    #: constructor then takes ``load=`` (an executor), given the inventory's ``load`` host.
+    #: Without it, a ``load`` host in the inventory is left unused (with a warning).
+    takes_load_host: ClassVar[bool] = False
 
     def __init__(self, space: Space) -> None:
         self.space = space

@@ -12,7 +12,7 @@ from harness.errors import ConfigError, ExecutorError
 from harness.executor import LocalExecutor
 from harness.remote import Cluster, Host, Inventory
 from harness.remote.connect import adapter_kwargs, check_placement
-from harness.remote.ssh import remote_command, watch_link
+from harness.remote.ssh import env_stdin, remote_command, watch_link
 from harness.space import Config
 from harness.system import System
 
@@ -49,9 +49,22 @@ def test_remote_command_env_cwd_user_and_timeout_wrap_in_that_order(tmp_path) ->
     line = remote_command(
         ["pwd"], env={"A": "x y"}, cwd=tmp_path / "it's", user="postgres", timeout_s=7
     )
-    assert line.startswith(
-        f"cd '{tmp_path}/it'\"'\"'s' && timeout -k 5 7.000 runuser -u postgres -- env 'A=x y' pwd"
+    assert line == (
+        f"IFS= read -r A && export A && cd '{tmp_path}/it'\"'\"'s' && "
+        "timeout -k 5 7.000 runuser -u postgres -- pwd"
     )
+    assert "x y" not in line  # values travel on stdin, not on the command line
+
+
+def test_environment_values_never_reach_a_command_line() -> None:
+    env = {"PGPASSWORD": "s3cr3t $(id) 'q'", "B": " lead and trail "}
+    line = remote_command(["sh", "-c", 'printf "%s|%s|" "$PGPASSWORD" "$B"; cat'], env=env)
+    assert "s3cr3t" not in line
+    stdin = env_stdin(env) + "after the values\n"
+    done = subprocess.run(["sh", "-c", line], input=stdin, capture_output=True, text=True)
+    assert done.stdout == "s3cr3t $(id) 'q'| lead and trail |after the values\n"
+    with pytest.raises(ExecutorError, match="newline"):
+        env_stdin({"A": "two\nlines"})
 
 
 def test_remote_command_refuses_bad_environment_names() -> None:
@@ -62,10 +75,13 @@ def test_remote_command_refuses_bad_environment_names() -> None:
 
 
 def test_remote_command_runs_locally_with_env_and_cwd(tmp_path) -> None:
+    env = {"V": "$(id)"}
     line = remote_command(
-        ["sh", "-c", 'printf "%s|%s" "$PWD" "$V"'], env={"V": "$(id)"}, cwd=tmp_path, timeout_s=5
+        ["sh", "-c", 'printf "%s|%s" "$PWD" "$V"'], env=env, cwd=tmp_path, timeout_s=5
     )
-    out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["sh", "-c", line], input=env_stdin(env), capture_output=True, text=True, check=True
+    ).stdout
     assert out == f"{tmp_path}|$(id)"
 
 

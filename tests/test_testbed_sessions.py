@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +38,7 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Testbed]:
     # Not under pytest's tmp folder: /tmp/pytest-of-root is 0700, and the host's PostgreSQL
     # runs as the postgres user, who must reach its data folder under the host's workdir.
     folder = Path(tempfile.mkdtemp(prefix="harness-testbed-", dir="/tmp"))
-    made = testbed.start(1, folder)
+    made = testbed.start(2, folder)  # h1 runs the SUT, h2 the load generator
     if made.mode != "netns":
         made.down()
         shutil.rmtree(folder, ignore_errors=True)
@@ -49,23 +50,28 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Testbed]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _config_dir(bed: Testbed, folder: Path) -> Path:
-    """A config folder holding the testbed's inventory as ``hosts=testbed``."""
+def _config_dir(bed: Testbed, folder: Path, load: int | None = None) -> Path:
+    """A config folder holding ``hosts=testbed``: host 1 the SUT, and host ``load`` (an
+    index) the load host when given."""
     (folder / "hosts").mkdir(parents=True, exist_ok=True)
-    inventory = bed.inventory()
+    inventory = bed.inventory(load=load)
+    used = {0} | ({load} if load is not None else set())
+    inventory["hosts"] = [h for i, h in enumerate(inventory["hosts"]) if i in used]  # type: ignore[call-overload]
     inventory["common"] = {"connect_timeout_s": 5}
     (folder / "hosts" / "testbed.yaml").write_text(yaml.safe_dump(inventory))
     return folder
 
 
-def _args(conf: Path, results: Path, name: str, budget: int) -> list[str]:
+def _args(
+    conf: Path, results: Path, name: str, budget: int, workload: str = "pgbench"
+) -> list[str]:
     return [
         sys.executable,
         "-m",
         "harness",
         f"--config-dir={conf}",
         "system=postgres",
-        "workload=pgbench",
+        f"workload={workload}",
         "workload.duration_s=4",
         "tuner=lhs",
         f"budget={budget}",
@@ -114,7 +120,7 @@ def test_a_cut_link_aborts_keeps_the_finished_tests_and_resume_completes(
     results = tmp_path / "results"
     folder = results / "sessions" / "cut"
     run = subprocess.Popen(
-        _args(conf, results, "cut", 4),
+        _args(conf, results, "cut", 3),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -138,7 +144,7 @@ def test_a_cut_link_aborts_keeps_the_finished_tests_and_resume_completes(
     kept = _finished(folder)
     session = json.loads((folder / "session.json").read_text())
     assert run.returncode != 0 and session.get("status") == "ABORTED", stderr[-3000:]
-    assert 1 <= len(kept) < 4 and all(o["status"] == "SUCCEEDED" for o in kept), kept
+    assert 1 <= len(kept) < 3 and all(o["status"] == "SUCCEEDED" for o in kept), kept
     said = f"{stdout}\n{stderr}"
     assert host.address in said or host.name in said, said[-3000:]
     line = next(x for x in said.splitlines()[::-1] if host.address in x or host.name in x)
@@ -155,5 +161,67 @@ def test_a_cut_link_aborts_keeps_the_finished_tests_and_resume_completes(
     )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     final = _finished(folder)
-    assert len(final) == 4 and final[: len(kept)] == kept  # nothing lost, nothing rerun
+    assert len(final) == 3 and final[: len(kept)] == kept  # nothing lost, nothing rerun
     assert all(o["status"] == "SUCCEEDED" for o in final)
+
+
+class _Peers:
+    """Polls ``ss`` on a host while a session runs: the remote addresses of its established
+    TCP connections, except SSH's (the harness driving the host); and ``ps``, for a password
+    on any command line (the namespaces share one process table)."""
+
+    def __init__(self, test_host: testbed.TestHost) -> None:
+        self.host = test_host
+        self.seen: set[str] = set()
+        self.exposed: set[str] = set()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self.done.is_set():
+            listing = self.host.run("ss", "-tnH", "state", "established").stdout
+            for line in listing.splitlines():
+                local, peer = line.split()[-2:]
+                if not local.endswith(":22"):
+                    self.seen.add(peer.rsplit(":", 1)[0])
+            for args in subprocess.run(
+                ["ps", "-eo", "args"], capture_output=True, text=True
+            ).stdout.splitlines():
+                if "PASSWORD=" in args or '"password"' in args:
+                    self.exposed.add(args[:300])
+            time.sleep(0.2)
+
+    def __enter__(self) -> _Peers:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("workload", ["pgbench", "tpcc"])
+def test_the_load_generator_runs_on_another_host(
+    bed: Testbed, tmp_path: Path, workload: str
+) -> None:
+    """pgbench and the TPC-C driver run on the load host h2 against PostgreSQL on h1, over
+    the testbed's network, as ``ss`` on h1 shows; the password they need is on no command
+    line of either host (``ps``)."""
+    sut, load = bed.hosts[0], bed.hosts[1]
+    conf = _config_dir(bed, tmp_path / "conf", load=1)
+    with _Peers(sut) as peers:
+        done = subprocess.run(
+            _args(conf, tmp_path / "results", f"split-{workload}", 2, workload),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept = _finished(tmp_path / "results" / "sessions" / f"split-{workload}")
+    assert [o["status"] for o in kept] == ["SUCCEEDED", "SUCCEEDED"], kept
+    assert load.address in peers.seen, peers.seen
+    # Nothing else talks to the server: only the client and h1's own admin commands (psql).
+    assert peers.seen <= {load.address, sut.address}, peers.seen
+    assert not peers.exposed, peers.exposed
+    print(f"{workload}: peers of PostgreSQL on {sut.address}: {sorted(peers.seen)}")

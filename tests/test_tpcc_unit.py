@@ -16,7 +16,7 @@ from systems.tpcc.driver import parse_summary, percentile, run_clients, summariz
 from systems.tpcc.loader import Random, last_name, load
 from systems.tpcc.schema import Scale, connect, ddl, dialect_of
 from systems.tpcc.transactions import MIX, pick
-from systems.tpcc.workload import driver_command, metrics_from_output
+from systems.tpcc.workload import driver_command, driver_env, metrics_from_output
 
 DATA = Path(__file__).parent / "data"
 TINY = Scale(warehouses=1, items=1000, customers=60)
@@ -87,6 +87,10 @@ def test_driver_command_and_scale_checks() -> None:
     assert command[:4] == ["python3", "-m", "systems.tpcc.driver", "run"]
     assert json.loads(command[5]) == {"dialect": "sqlite", "path": "/x"}
     assert "--clients=3" in command and "--duration=2.5" in command
+    secret = {"dialect": "postgres", "host": "h", "password": "s3cr3t"}
+    command = driver_command("python3", "load", secret, TINY)
+    assert not any("s3cr3t" in part for part in command)  # `ps` shows command lines
+    assert driver_env(secret) == {"TPCC_PASSWORD": "s3cr3t"} and driver_env({"path": "x"}) == {}
     with pytest.raises(ConfigError):
         Scale(items=10)
     with pytest.raises(ConfigError):

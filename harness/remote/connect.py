@@ -82,7 +82,8 @@ def adapter_kwargs(
 ) -> dict[str, Any]:
     """How to hand the cluster to the adapter class ``target``, from its declared placement
     (:func:`check_placement`): ``cluster=`` for ``cluster`` adapters, ``executor=`` (the first
-    SUT host) for ``host`` ones."""
+    SUT host) for ``host`` ones, plus ``load=`` (the inventory's load host) for ``host``
+    adapters that declare :attr:`~harness.system.System.takes_load_host`."""
     placement = check_placement(system_name, target, inventory)
     if placement == "host" and len(cluster.sut) > 1:
         log.warning(
@@ -94,7 +95,20 @@ def adapter_kwargs(
             cluster.master.host,
         )
     where: Executor | Cluster = cluster if placement == "cluster" else cluster.master
-    return {PLACEMENT_KEYWORD[placement]: where}
+    kwargs: dict[str, Any] = {PLACEMENT_KEYWORD[placement]: where}
+    if placement == "host" and cluster.load is not cluster.master:
+        if getattr(get_class(target), "takes_load_host", False):
+            kwargs["load"] = cluster.load  # the benchmark client runs there
+        else:
+            log.warning(
+                "system %s runs its benchmark client on its SUT host %s; the load host %s of "
+                "inventory %s is not used",
+                system_name,
+                cluster.master.host,
+                cluster.load.host,
+                inventory,
+            )
+    return kwargs
 
 
 def remove_remote_workdirs(system: System, local_workdir: Path) -> None:
@@ -104,7 +118,7 @@ def remove_remote_workdirs(system: System, local_workdir: Path) -> None:
     if system.placement == "cluster" and isinstance(system, RunsOnCluster):
         executors = [*system.cluster.sut, system.cluster.load]
     elif system.placement == "host" and isinstance(system, RunsOnHost):
-        executors = [system.executor]
+        executors = [system.executor, getattr(system, "load", system.executor)]
     for node in {id(e): e for e in executors if not isinstance(e, LocalExecutor)}.values():
         folder = node.session_dir(local_workdir)
         try:

@@ -1,7 +1,9 @@
 """Run commands and move files on a remote host over SSH (Fabric ``Connection``).
 
 The command line sent to the host is built by :func:`remote_command` from an argument list:
-every part is quoted with :func:`shlex.quote`, environment names are validated, and the time
+every part is quoted with :func:`shlex.quote`, environment names are validated and their values
+travel on the command's stdin (:func:`env_stdin`), never on a command line that every user of
+the host can read in ``ps`` (passwords such as ``PGPASSWORD`` go this way), and the time
 limit is enforced *on the host* by GNU ``timeout`` (which kills the command's whole process
 group) as well as locally, so a hung benchmark never outlives its test. paramiko and invoke
 exceptions never leave this module: they become :class:`~harness.errors.ExecutorError` (or
@@ -31,7 +33,7 @@ from harness.errors import ExecutorError, HarnessError, HostUnreachable
 from harness.executor import CommandResult, CommandTimeout, Executor
 from harness.remote.inventory import Host
 
-__all__ = ["SSHExecutor", "remote_command", "watch_link"]
+__all__ = ["SSHExecutor", "env_stdin", "remote_command", "watch_link"]
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +51,13 @@ def remote_command(
     user: str | None = None,
     timeout_s: float | None = None,
 ) -> str:
-    """One shell line that runs ``command`` safely on a POSIX host (pure; unit-tested)."""
+    """One shell line that runs ``command`` safely on a POSIX host (pure; unit-tested).
+
+    The line reads the values of ``env`` from its stdin, one line each in ``env``'s order
+    (send :func:`env_stdin` first), and exports them; ``runuser`` passes them on."""
     argv = [str(part) for part in command]
     if not argv:
         raise ExecutorError("empty command")
-    if env:
-        bad = [name for name in env if not _ENV_NAME.match(name)]
-        if bad:
-            raise ExecutorError(f"invalid environment variable name(s): {bad}")
-        argv = ["env", *[f"{name}={value}" for name, value in env.items()], *argv]
     if user:
         argv = ["runuser", "-u", user, "--", *argv]
     if timeout_s is not None:
@@ -65,7 +65,28 @@ def remote_command(
     line = shlex.join(argv)
     if cwd is not None:
         line = f"cd {shlex.quote(str(cwd))} && {line}"
+    if env:
+        _check_env(env)
+        reads = " && ".join(f"IFS= read -r {name}" for name in env)
+        line = f"{reads} && export {' '.join(env)} && {line}"
     return line
+
+
+def env_stdin(env: Mapping[str, str] | None) -> str:
+    """What the line of :func:`remote_command` reads first on stdin: ``env``'s values."""
+    if not env:
+        return ""
+    _check_env(env)
+    return "".join(f"{value}\n" for value in env.values())
+
+
+def _check_env(env: Mapping[str, str]) -> None:
+    bad = [name for name in env if not _ENV_NAME.match(name)]
+    if bad:
+        raise ExecutorError(f"invalid environment variable name(s): {bad}")
+    multiline = [name for name, value in env.items() if "\n" in value or "\0" in value]
+    if multiline:
+        raise ExecutorError(f"environment value(s) of {multiline} hold a newline or NUL")
 
 
 class SSHExecutor(Executor):
@@ -176,7 +197,8 @@ class SSHExecutor(Executor):
         line = remote_command(command, env=env, cwd=cwd, user=user, timeout_s=timeout_s)
         argv = tuple(str(part) for part in command)
         started = time.perf_counter()
-        result = self._invoke(line, argv, timeout_s, input_text)
+        stdin = env_stdin(env) + (input_text or "") if env or input_text is not None else None
+        result = self._invoke(line, argv, timeout_s, stdin)
         duration = time.perf_counter() - started
         if result.exited is None or result.exited < 0:
             # The channel closed without an exit status: the connection was lost while the
@@ -204,12 +226,13 @@ class SSHExecutor(Executor):
     ) -> Any:
         from invoke.exceptions import CommandTimedOut
 
-        stream: Any = io.StringIO(input_text) if input_text is not None else False
         # The host enforces timeout_s; the local limit only catches a dead connection.
         local_limit = None if timeout_s is None else timeout_s + _KILL_GRACE_S + 30
         with self._lock:
             for attempt in (1, 2):
                 connection = self._connect()
+                # a fresh stream per attempt: a retry must send the whole input again
+                stream: Any = io.StringIO(input_text) if input_text is not None else False
                 try:
                     return connection.run(
                         line, hide=True, warn=True, in_stream=stream, timeout=local_limit

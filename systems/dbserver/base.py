@@ -123,11 +123,17 @@ class ServerSystem(System):
         executor: Executor | None = None,
         run_as: str | None = None,
         stop_timeout_s: float = 60.0,
+        load: Executor | None = None,
     ) -> None:
         super().__init__(space)
         if not stop_timeout_s > 0:
             raise ConfigError(f"stop_timeout_s must be positive, got {stop_timeout_s}")
         self.executor: Executor = executor or LocalExecutor()
+        #: Where the benchmark client runs: the inventory's load host, else the SUT host.
+        self.load: Executor = load or self.executor
+        #: The client's folder on :attr:`load` (set at setup): the instance folder, or a
+        #: 0700 folder of the session's own on a separate load host.
+        self.client_folder: Path | None = None
         #: The account server commands run as: given, or (at preflight) the server user when
         #: the executor is root, else ourselves (None).
         self.run_as = run_as
@@ -177,6 +183,12 @@ class ServerSystem(System):
     def preflight(self) -> None:
         if self._checked:
             return
+        if self.load is not self.executor and self.loopback:
+            raise ConfigError(
+                f"{self.name}: the server listens on {self.address}, which the load host "
+                f"{self.load.host} cannot reach; give the SUT host its network address in "
+                "the inventory, or drop the load host"
+            )
         if not self._run_as_given:
             self.run_as = self.server_user if _is_root(self.executor) else None
         self._find_binaries()
@@ -201,6 +213,7 @@ class ServerSystem(System):
     def setup(self, workdir: Path, workload: Workload) -> None:
         self.preflight()
         self.instance = self._instance_dir(Path(workdir))
+        self.client_folder = self._client_dir(Path(workdir))
         self._stop_leftover()
         self.port = self.executor.free_port()
         self.secret = secrets.token_hex(16)
@@ -252,6 +265,16 @@ class ServerSystem(System):
                 log.info(
                     "%s: %s cannot enter %s; using %s", self.name, self.run_as, workdir, folder
                 )
+        return folder
+
+    def _client_dir(self, workdir: Path) -> Path:
+        """The benchmark client's folder: the instance folder on the SUT host, or on a
+        separate load host a 0700 folder under that host's session folder."""
+        if self.load is self.executor:
+            return self._require_instance()
+        folder = self.load.session_dir(workdir) / f"{self.instance_name}-client"
+        self.load.run(["mkdir", "-p", str(folder)])
+        self.load.run(["chmod", "700", str(folder)])
         return folder
 
     def write_secret_file(self, name: str, text: str) -> Path:
@@ -337,6 +360,7 @@ class ServerSystem(System):
             "port": str(self.port),
             "host": self.executor.host,
             "address": self.address,
+            "load_host": self.load.host,
             "restore_s_mean": f"{mean:.3f}",
         }
 

@@ -121,7 +121,7 @@ class PgBench(Workload):
         if not isinstance(system, PostgresSystem):
             raise ConfigError("the pgbench workload runs only on system=postgres")
         run_step(
-            system.executor,
+            system.load,
             [
                 system.bin["pgbench"],
                 *system.pgbench_args(),
@@ -139,8 +139,9 @@ class PgBench(Workload):
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         assert isinstance(system, PostgresSystem)
         limit = timeout_s if timeout_s is not None else self.duration_s * 3 + 60
-        logs = system._require_instance() / "pgbench-logs"
-        executor = system.executor
+        assert system.client_folder is not None, "setup() must run first"
+        logs = system.client_folder / "pgbench-logs"
+        executor = system.load  # the client: the load host, or the SUT host
         executor.run(["rm", "-rf", str(logs)])
         executor.run(["mkdir", "-p", str(logs)])
         command = pgbench_command(

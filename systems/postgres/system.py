@@ -10,6 +10,7 @@ the superuser (and run programs as ``postgres``). Clients get the secret through
 from __future__ import annotations
 
 import glob
+import ipaddress
 import logging
 import math
 from collections.abc import Mapping
@@ -97,6 +98,7 @@ class PostgresSystem(ServerSystem):
     name = "postgres"
     server_user = _USER
     instance_name = "postgres"
+    takes_load_host = True  # pgbench runs on the inventory's load host (``load=``)
 
     def __init__(
         self,
@@ -105,8 +107,9 @@ class PostgresSystem(ServerSystem):
         run_as: str | None = None,
         space: Space | None = None,
         stop_timeout_s: float = 60.0,
+        load: Executor | None = None,
     ) -> None:
-        super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
+        super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s, load)
         self.knob_set = str(knob_set)
         self._own_space = space is None  # ours to rescale to the SUT host at preflight
 
@@ -115,8 +118,10 @@ class PostgresSystem(ServerSystem):
 
     def _find_binaries(self) -> None:
         # Debian ships initdb, pg_ctl and pgbench in postgresql-<major>, psql in the client.
-        for name in ("initdb", "pg_ctl", "pgbench"):
+        for name in ("initdb", "pg_ctl"):
             self.bin[name] = find_binary(self.executor, [name], _PG_DIRS, "postgresql")
+        # pgbench is the benchmark client: on the load host when there is one.
+        self.bin["pgbench"] = find_binary(self.load, ["pgbench"], _PG_DIRS, "postgresql")
         self.bin["psql"] = find_binary(self.executor, ["psql"], _PG_DIRS, "postgresql-client")
 
     # -- paths ------------------------------------------------------------------------------
@@ -179,9 +184,20 @@ class PostgresSystem(ServerSystem):
             self.executor.write_text(
                 hba,
                 self.executor.read_text(hba) + "\n# added by the harness (remote SUT)\n"
-                "host all all samenet scram-sha-256\n",
+                "host all all samenet scram-sha-256\n" + self._load_host_rule(),
             )
         self.write_secret_file("sysbench.options", f"pgsql-password={self.secret}\n")
+
+    def _load_host_rule(self) -> str:
+        """A pg_hba line admitting a separate load host by its IP (password still required);
+        a load host named by host name is admitted only through ``samenet``."""
+        if self.load is self.executor:
+            return ""
+        try:
+            address = ipaddress.ip_address(self.load.address)
+        except ValueError:
+            return ""
+        return f"host all all {address}/{address.max_prefixlen} scram-sha-256\n"
 
     def _after_first_start(self) -> None:
         self.psql(f"CREATE DATABASE {DATABASE}", database="postgres")

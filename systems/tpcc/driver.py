@@ -20,6 +20,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,8 @@ __all__ = ["SUMMARY_PREFIX", "parse_summary", "percentile", "run_clients", "summ
 log = logging.getLogger(__name__)
 
 SUMMARY_PREFIX = "TPCC-SUMMARY "
+#: The environment variable that carries the database password (never a command-line flag).
+PASSWORD_ENV = "TPCC_PASSWORD"
 #: one record per finished transaction: (type, latency in seconds, outcome)
 Record = tuple[str, float, str]  # outcome: "ok" | "rollback" | "error"
 
@@ -155,6 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
     )
     target = json.loads(args.target)
+    if PASSWORD_ENV in os.environ:  # never on the command line (see workload.driver_command)
+        target["password"] = os.environ[PASSWORD_ENV]
     scale = Scale(args.warehouses, args.items, args.customers)
     if args.action == "load":
         conn = connect(target)

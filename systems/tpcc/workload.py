@@ -18,10 +18,10 @@ from harness.errors import ConfigError, WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
 from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
-from systems.tpcc.driver import parse_summary
+from systems.tpcc.driver import PASSWORD_ENV, parse_summary
 from systems.tpcc.schema import Scale
 
-__all__ = ["TPCCWorkload", "driver_command", "metrics_from_output"]
+__all__ = ["TPCCWorkload", "driver_command", "driver_env", "metrics_from_output"]
 
 log = logging.getLogger(__name__)
 
@@ -36,14 +36,17 @@ def driver_command(
     duration_s: float = 10.0,
     seed: int = 0,
 ) -> list[str]:
-    """The driver's argument list (the target travels as one JSON argument)."""
+    """The driver's argument list (the target travels as one JSON argument, without its
+    password: a command line is visible to every user of the host in ``ps``; the password
+    goes in the environment, :func:`driver_env`)."""
+    public = {key: value for key, value in target.items() if key != "password"}
     command = [
         python,
         "-m",
         "systems.tpcc.driver",
         action,
         "--target",
-        json.dumps(target),
+        json.dumps(public),
         f"--warehouses={scale.warehouses}",
         f"--items={scale.items}",
         f"--customers={scale.customers}",
@@ -52,6 +55,12 @@ def driver_command(
     if action == "run":
         command += [f"--clients={clients}", f"--duration={duration_s:g}"]
     return command
+
+
+def driver_env(target: dict[str, Any]) -> dict[str, str]:
+    """The driver's environment: the database password, if the target has one."""
+    password = target.get("password")
+    return {PASSWORD_ENV: str(password)} if password else {}
 
 
 def metrics_from_output(output: str) -> dict[str, float]:
@@ -113,22 +122,33 @@ class TPCCWorkload(Workload):
 
     @staticmethod
     def _executor(system: System) -> Executor:
-        executor = getattr(system, "executor", None)
-        return executor if isinstance(executor, Executor) else LocalExecutor()
+        """Where the driver runs: the system's load host (the inventory's ``load`` host, else
+        its SUT host), or this machine for an embedded system."""
+        for attribute in ("load", "executor"):
+            executor = getattr(system, attribute, None)
+            if isinstance(executor, Executor):
+                return executor
+        return LocalExecutor()
 
     def prepare(self, system: System, workdir: Path) -> None:
-        command = driver_command(
-            self.python, "load", self._target(system), self.scale, seed=self.seed
+        target = self._target(system)
+        command = driver_command(self.python, "load", target, self.scale, seed=self.seed)
+        result = run_step(
+            self._executor(system),
+            command,
+            what="the TPC-C load",
+            timeout_s=1800,
+            env=driver_env(target),
         )
-        result = run_step(self._executor(system), command, what="the TPC-C load", timeout_s=1800)
         log.info("TPC-C loaded %s", result.stdout.strip())
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         limit = timeout_s if timeout_s is not None else self.duration_s * 3 + 60
+        target = self._target(system)
         command = driver_command(
             self.python,
             "run",
-            self._target(system),
+            target,
             self.scale,
             clients=self.clients,
             duration_s=self.duration_s,
@@ -139,6 +159,7 @@ class TPCCWorkload(Workload):
             command,
             what="the TPC-C driver",
             timeout_s=limit,
+            env=driver_env(target),
             output_tail=lambda out, err: tail(out + err),
         )
         return metrics_from_output(result.stdout)
