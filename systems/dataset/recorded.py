@@ -98,6 +98,13 @@ class RecordedSamples:
         return int(np.lexsort((distance, mismatches))[0])
 
 
+def _nearest(mismatches: np.ndarray, distance: np.ndarray) -> int:
+    """``np.lexsort((distance, mismatches))[0]`` in linear time: the fewest categorical
+    mismatches, then the smallest distance, then the first row."""
+    fewest = np.flatnonzero(mismatches == mismatches.min())
+    return int(fewest[np.argmin(distance[fewest])])
+
+
 def nearest_fidelity(
     samples: RecordedSamples,
     values: np.ndarray,
@@ -119,10 +126,13 @@ def nearest_fidelity(
         if len(ok) > _MAX_CHECKED:
             test = rng.choice(test, size=max(1, _MAX_CHECKED // folds), replace=False)
         rows = ok[train]
+        # The fold's table once (indexing it per held-out row copied it 1500 times).
+        fold_cats, fold_nums = samples.cats[rows], samples.nums[rows]
         for t in test:
             i = ok[t]
-            mismatches, distance = samples.distances(samples.cats[i], samples.nums[i], rows)
-            pred[t] = values[rows[np.lexsort((distance, mismatches))[0]]]
+            mismatches = (fold_cats != samples.cats[i]).sum(axis=1)
+            distance = np.sqrt(((fold_nums - samples.nums[i]) ** 2).sum(axis=1))
+            pred[t] = values[rows[_nearest(mismatches, distance)]]
             checked[t] = True
     r2, tau, recall, k = fidelity_scores(y[checked], pred[checked], direction, top_fraction)
     return Fidelity(
