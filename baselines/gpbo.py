@@ -105,6 +105,7 @@ class GPBOTuner(Tuner):
     """Step-wise GP-BO with expected improvement (``bayesian-optimization`` package)."""
 
     name = "gpbo"
+    proposes_batches = False  # one GP step at a time after the initial design
 
     def __init__(
         self,

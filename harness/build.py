@@ -8,8 +8,10 @@ first test, with a one-line :class:`~harness.errors.HarnessError`.
 from __future__ import annotations
 
 import inspect
+import logging
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
@@ -21,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.errors import ConfigError, HarnessError
 from harness.objective import Objective
+from harness.pool import Worker
 from harness.session import Session, SessionOptions, TunerFactory
 from harness.session_meta import session_meta
 from harness.session_options import SessionPolicy
@@ -59,6 +62,8 @@ __all__ = [
 
 #: Where a session keeps its tests: a session folder (resumable) or this process's memory.
 StoreKind = Literal["disk", "memory"]
+
+log = logging.getLogger(__name__)
 
 
 def _instantiate(node: Any, what: str) -> Any:
@@ -100,11 +105,18 @@ def make_objective(cfg: DictConfig, workload: Workload, constants: dict[str, flo
     return build_objective(spec, workload.metrics, constants)
 
 
-def _make_system(cfg: DictConfig) -> System:
-    """The adapter, on this machine or on the inventory's hosts (``hosts=<name>``)."""
+def _make_systems(cfg: DictConfig) -> list[System]:
+    """The adapter, on this machine or on the inventory's hosts (``hosts=<name>``); with
+    ``session.parallel=<n>``, one adapter per SUT host for the first ``n`` of them."""
+    parallel = int(cfg.session.get("parallel", 1))
     hosts = cfg.get("hosts")
     if not hosts or not hosts.get("hosts"):
-        return _instantiate(cfg.system.adapter, f"system {cfg.system.name!r}")  # type: ignore[no-any-return]
+        if parallel > 1:
+            raise ConfigError(
+                f"session.parallel={parallel} runs tests on several SUT hosts at once: give "
+                "an inventory with hosts=<name> (docs/remote.md), or drop session.parallel"
+            )
+        return [_instantiate(cfg.system.adapter, f"system {cfg.system.name!r}")]
     from harness.remote.connect import adapter_kwargs, check_placement, connect_inventory
     from harness.remote.inventory import Inventory
 
@@ -114,10 +126,22 @@ def _make_system(cfg: DictConfig) -> System:
     )
     target = str(cfg.system.adapter._target_)
     # before any connection: a system that cannot run remotely fails without touching a host
-    check_placement(cfg.system.name, target, inventory.name)
+    placement = check_placement(cfg.system.name, target, inventory.name)
+    if parallel > 1 and (placement != "host" or len(inventory.sut) < parallel):
+        raise ConfigError(
+            f"session.parallel={parallel} needs a single-host system and {parallel} SUT hosts; "
+            f"system {cfg.system.name!r} is placed on a {placement} and inventory "
+            f"{inventory.name!r} has {len(inventory.sut)} SUT host(s)"
+        )
     cluster = connect_inventory(inventory)
     try:
         kwargs = adapter_kwargs(cfg.system.name, target, cluster, inventory.name)
+        if parallel > 1:  # each test's client on its own host: a shared one would be the limit
+            if kwargs.pop("load", None) is not None:
+                log.warning("session.parallel: clients run on each SUT host, not the load host")
+            each = [{**kwargs, "executor": node} for node in cluster.sut[:parallel]]
+        else:
+            each = [kwargs]
     except HarnessError:
         cluster.close()
         raise
@@ -125,7 +149,7 @@ def _make_system(cfg: DictConfig) -> System:
         # Built as a partial and called with the executors: instantiate(**kwargs) would merge
         # them into the config, and OmegaConf cannot hold a Cluster (a dataclass of executors).
         make = instantiate(cfg.system.adapter, _partial_=True)
-        return make(**kwargs)  # type: ignore[no-any-return]
+        return [make(**one) for one in each]
     except HarnessError:
         cluster.close()
         raise
@@ -138,6 +162,23 @@ def _make_system(cfg: DictConfig) -> System:
             f"cannot build the system {cfg.system.name!r} on inventory "
             f"{inventory.name!r}: {cause or exc}"
         ) from None
+
+
+def _pool(cfg: DictConfig, system: System, others: list[System]) -> list[Worker]:
+    """The extra hosts of ``session.parallel``, each with its own workload object; their
+    knob spaces must equal the first host's (same memory, same ranges), or the tuner's
+    configurations would not mean the same on every host."""
+    pool = []
+    for other in others:
+        _pins_and_ranges(cfg, other)
+        if other.space != system.space:
+            where = getattr(getattr(other, "executor", None), "host", "?")
+            raise ConfigError(
+                f"session.parallel: host {where} gives {cfg.system.name} other knob ranges "
+                "than the first SUT host (different memory or cores?); a pool needs alike hosts"
+            )
+        pool.append(Worker(other, make_workload(cfg)))
+    return pool
 
 
 def _pins_and_ranges(cfg: DictConfig, system: System) -> Config:
@@ -211,10 +252,12 @@ def build_session(
         budget=int(cfg.budget), seed=int(cfg.seed), repeats=int(cfg.repeats), **policy
     )
     results = _results_dir(cfg)
-    system: System = _make_system(cfg)
-    system.name = cfg.system.name
-    system.preflight()  # a missing binary or package: one line, before anything is created
+    system, *others = _make_systems(cfg)
+    for one in (system, *others):
+        one.name = cfg.system.name
+        one.preflight()  # a missing binary or package: one line, before anything is created
     fixed = _pins_and_ranges(cfg, system)
+    pool = _pool(cfg, system, others)
     workload = make_workload(cfg)
     from harness.machine import sut_machine
     from harness.utility import machine_constants
@@ -279,6 +322,7 @@ def build_session(
         session_id=session_id,
         tracker=tracker,
         meta=meta,
+        pool=pool,
     )
 
 
@@ -307,6 +351,7 @@ def assemble_session(
     session_id: str | None = None,
     tracker: Tracker | None = None,
     meta: dict[str, Any] | None = None,
+    pool: Sequence[Worker] = (),
 ) -> Session:
     """The one place a :class:`~harness.session.Session` is built, from ready objects.
 
@@ -344,4 +389,5 @@ def assemble_session(
         fixed=fixed,
         # Absolute: adapters hand this path to servers and scripts that run in other folders.
         workdir=(results_dir / "work" / session_id).absolute(),
+        pool=pool,
     )

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from harness.errors import (
     WorkloadError,
 )
 from harness.objective import Objective
+from harness.pool import Worker, run_wave, setup_workers, teardown_workers, waves
 from harness.records import Observation, Status
 from harness.session_end import session_metrics, write_session_outputs
 from harness.session_options import SessionOptions, SessionResult, resume_command
@@ -77,6 +78,7 @@ class Session(ReferenceRuns):
         options: SessionOptions,
         fixed: Config | None = None,
         workdir: Path | None = None,
+        pool: Sequence[Worker] = (),
     ) -> None:
         self.session_id = session_id
         self.store = store
@@ -88,6 +90,8 @@ class Session(ReferenceRuns):
         self.options = options
         self.fixed = dict(fixed or {})
         self.workdir = workdir or store.directory / "work"
+        #: More hosts that run tests beside :attr:`system` (``session.parallel``: harness.pool).
+        self.pool = list(pool)
         self.tuner: Tuner | None = None
         self._crashes = 0
         self._default_run_s: float | None = None
@@ -127,6 +131,13 @@ class Session(ReferenceRuns):
             seed=self.options.seed,
             budget=self.options.budget,
         )
+        if self.pool and not self.tuner.proposes_batches:
+            log.warning(
+                "session.parallel=%d: tuner %s proposes one configuration at a time after its "
+                "initial design; only that design runs in parallel",
+                len(self.pool) + 1,
+                self.tuner_name,
+            )
         logged = self._open_tracking(stored)
         observations: list[Observation] = []
         status, message = "FINISHED", ""
@@ -187,6 +198,7 @@ class Session(ReferenceRuns):
 
     def _teardown(self) -> None:
         """Stop the system whatever happened; a second Ctrl-C must not skip this."""
+        teardown_workers(self.pool)
         try:
             self.system.teardown()
         except HarnessError as exc:
@@ -202,6 +214,7 @@ class Session(ReferenceRuns):
         cannot be made aborts the session with the adapter's message (which names the fix)."""
         try:
             self.system.setup(self.workdir, self.workload)
+            setup_workers(self.pool, self.workdir)
         except (ConfigError, SystemStartError, WorkloadError) as exc:
             raise SessionAborted(
                 f"setup failed: {exc}; resume with "
@@ -216,7 +229,8 @@ class Session(ReferenceRuns):
         session created it (its marker names this session)."""
         from harness.remote.connect import remove_remote_workdirs
 
-        remove_remote_workdirs(self.system, self.workdir)
+        for system in [self.system, *(worker.system for worker in self.pool)]:
+            remove_remote_workdirs(system, self.workdir)
         workdir.remove(self.workdir, self.session_id)
 
     # -- the loop -------------------------------------------------------------------------
@@ -230,38 +244,71 @@ class Session(ReferenceRuns):
     ) -> None:
         assert self.tuner is not None
         budget = self.options.budget
+        workers = [Worker(self.system, self.workload), *self.pool]
         while len(observations) < budget:
-            batch = self.tuner.ask(min(self.tuner.preferred_batch, budget - len(observations)))
+            wanted = (
+                self.tuner.preferred_batch
+                if not self.pool
+                else max(self.tuner.preferred_batch, len(workers))
+            )
+            batch = self.tuner.ask(min(wanted, budget - len(observations)))
             told: list[Observation] = []
-            for config in batch:
-                trial = len(observations)
-                if trial < len(stored):
-                    obs = stored[trial]  # replay: never rerun a finished test
-                    if trial not in logged:
-                        self.tracker.log_test(obs, self._objective_value(obs))
-                else:
-                    self._maybe_remeasure_default(trial, references)
-                    obs = self._run_one(config, trial)
-                    self.store.append(obs)
-                    self.tracker.log_test(obs, self._objective_value(obs))
-                if trial == 0 and obs.ok:  # the timeout reference, also when replayed
-                    self._default_run_s = float(obs.extra.get("run_s", obs.duration_s))
-                observations.append(obs)
-                told.append(obs)
-                self._track_best(obs)
-                if on_progress:
-                    on_progress(obs, self._best_value)
-                self._check_crashes(obs, replayed=trial < len(stored))
+            for wave in waves(batch, len(observations), len(stored), len(workers)):
+                for obs in self._run_wave(wave, stored, references, logged, workers):
+                    trial = obs.trial
+                    if trial == 0 and obs.ok:  # the timeout reference, also when replayed
+                        self._default_run_s = float(obs.extra.get("run_s", obs.duration_s))
+                    observations.append(obs)
+                    told.append(obs)
+                    self._track_best(obs)
+                    if on_progress:
+                        on_progress(obs, self._best_value)
+                    self._check_crashes(obs, replayed=trial < len(stored))
             step_from = len(self.tuner.compute_log)
             self.tuner.tell(told)
             for record in self.tuner.compute_log[max(step_from - 2, 0) :]:
                 self.tracker.log_step(record.step, {keys.METRIC_TUNER_SECONDS: record.seconds})
 
-    def _run_one(self, config: Config, trial: int) -> Observation:
+    def _run_wave(
+        self,
+        wave: list[tuple[Config, int]],
+        stored: list[Observation],
+        references: list[Observation],
+        logged: set[int],
+        workers: list[Worker],
+    ) -> list[Observation]:
+        """A wave's observations in trial order: replayed from the store, or measured (on
+        the pool's hosts at once) and appended to the store and the tracker."""
+        if wave[0][1] < len(stored):
+            obs = stored[wave[0][1]]  # replay: never rerun a finished test
+            if obs.trial not in logged:
+                self.tracker.log_test(obs, self._objective_value(obs))
+            return [obs]
+        for _, trial in wave:
+            self._maybe_remeasure_default(trial, references)
+        if len(workers) == 1:
+            results = [self._run_one(config, trial) for config, trial in wave]
+        else:
+            results = run_wave(workers, wave, self._run_on)
+        for obs in results:
+            self.store.append(obs)
+            self.tracker.log_test(obs, self._objective_value(obs))
+        return results
+
+    def _run_on(self, worker: Worker, config: Config, trial: int) -> Observation:
+        return self._run_one(config, trial, worker.system, worker.workload)
+
+    def _run_one(
+        self,
+        config: Config,
+        trial: int,
+        system: System | None = None,
+        workload: Workload | None = None,
+    ) -> Observation:
         full = {**config, **self.fixed}
         obs = run_test(
-            self.system,
-            self.workload,
+            system or self.system,
+            workload or self.workload,
             self.objective,
             full,
             trial,

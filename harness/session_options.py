@@ -44,6 +44,8 @@ class SessionPolicy:
     #: A ``session.name`` whose folder exists: ``fail``, or ``resume`` (a rerun sweep skips a
     #: finished session and continues a stopped one: harness.rerun).
     existing: str = "fail"
+    #: Tests run at once, each on its own SUT host of the inventory (``hosts=``; harness.pool).
+    parallel: int = 1
 
 
 @dataclass
@@ -76,6 +78,8 @@ class SessionOptions(SessionPolicy):
             raise ConfigError("session.max_consecutive_crashes must be at least 1")
         if self.default_every < 0:
             raise ConfigError("session.default_every must be 0 (off) or a number of tests")
+        if self.parallel < 1:
+            raise ConfigError(f"session.parallel must be at least 1, got {self.parallel}")
         if self.existing not in ("fail", "resume"):
             raise ConfigError(f"session.existing must be fail or resume, got {self.existing!r}")
         if self.confirm is not None and self.confirm < 0:

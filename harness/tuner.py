@@ -21,6 +21,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -63,6 +64,9 @@ class Tuner(ABC):
     name: str = "tuner"
     #: How many configurations the tuner would like per ``ask`` (the session may ask fewer).
     preferred_batch: int = 1
+    #: Whether ``ask(n)`` returns ``n`` configurations whenever asked (the session runs them
+    #: at once with ``session.parallel``); False: one step at a time after its initial design.
+    proposes_batches: ClassVar[bool] = True
 
     def __init__(self, space: Space, seed: int = 0, budget: int = 100) -> None:
         if budget < 1:

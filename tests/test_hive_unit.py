@@ -233,7 +233,7 @@ def test_mapreduce_jobs_name_the_setup_command_when_their_jar_is_missing(
 def test_dotted_knob_names_can_be_pinned_and_narrowed_from_the_command_line() -> None:
     # Hydra reads `+system.fixed.mapreduce.job.maps=3` as nested keys; Hadoop's names are dotted.
     from harness import api
-    from harness.build import _make_system, _pins_and_ranges
+    from harness.build import _make_systems, _pins_and_ranges
 
     cfg = api.compose(
         [
@@ -243,9 +243,9 @@ def test_dotted_knob_names_can_be_pinned_and_narrowed_from_the_command_line() ->
             "+system.ranges.yarn.nodemanager.resource.memory-mb.max=14336",
         ]
     )
-    system = _make_system(cfg)
+    system = _make_systems(cfg)[0]
     assert _pins_and_ranges(cfg, system) == {"mapreduce.job.maps": 3}
     assert system.space["yarn.nodemanager.resource.memory-mb"].high == 14336
     bad = api.compose(["system=hive", "tracking=none", "+system.fixed.mapreduce.job.mapz=3"])
     with pytest.raises(ConfigError, match=r"unknown knob .mapreduce\.job\.mapz."):
-        _pins_and_ranges(bad, _make_system(bad))
+        _pins_and_ranges(bad, _make_systems(bad)[0])

@@ -50,12 +50,12 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Testbed]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _config_dir(bed: Testbed, folder: Path, load: int | None = None) -> Path:
-    """A config folder holding ``hosts=testbed``: host 1 the SUT, and host ``load`` (an
-    index) the load host when given."""
+def _config_dir(bed: Testbed, folder: Path, load: int | None = None, sut: int = 1) -> Path:
+    """A config folder holding ``hosts=testbed``: the first ``sut`` hosts SUTs, and host
+    ``load`` (an index) the load host when given."""
     (folder / "hosts").mkdir(parents=True, exist_ok=True)
     inventory = bed.inventory(load=load)
-    used = {0} | ({load} if load is not None else set())
+    used = set(range(sut)) | ({load} if load is not None else set())
     inventory["hosts"] = [h for i, h in enumerate(inventory["hosts"]) if i in used]  # type: ignore[call-overload]
     inventory["common"] = {"connect_timeout_s": 5}
     (folder / "hosts" / "testbed.yaml").write_text(yaml.safe_dump(inventory))
@@ -225,3 +225,36 @@ def test_the_load_generator_runs_on_another_host(
     assert peers.seen <= {load.address, sut.address}, peers.seen
     assert not peers.exposed, peers.exposed
     print(f"{workload}: peers of PostgreSQL on {sut.address}: {sorted(peers.seen)}")
+
+
+def test_a_pool_of_two_hosts_runs_tests_at_once(bed: Testbed, tmp_path: Path) -> None:
+    """``session.parallel=2``: a PostgreSQL on h1 and one on h2, each loaded once; after the
+    default (alone), tests run in pairs, one per host (two pgbench at the same moment), and
+    the store holds every test in trial order with the host that measured it."""
+    conf = _config_dir(bed, tmp_path / "conf", sut=2)
+    most = 0
+    run = subprocess.Popen(
+        [*_args(conf, tmp_path / "results", "pool", 5), "session.parallel=2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        while run.poll() is None:
+            count = subprocess.run(
+                ["pgrep", "-c", "-x", "pgbench"], capture_output=True, text=True
+            )
+            most = max(most, int(count.stdout.strip() or 0))
+            time.sleep(0.2)
+        _, stderr = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, stderr[-3000:]
+    kept = _finished(tmp_path / "results" / "sessions" / "pool")
+    assert [o["trial"] for o in kept] == list(range(5))
+    assert all(o["status"] == "SUCCEEDED" for o in kept), kept
+    hosts = [o["extra"]["host"] for o in kept]
+    assert hosts[0] == "h1" and set(hosts[1:]) == {"h1", "h2"}, hosts
+    assert most >= 2, f"never two pgbench at once (max {most})"
