@@ -19,12 +19,13 @@ from harness.objective import Objective
 from harness.pool import Worker, waves
 from harness.session import Session
 from harness.session_options import SessionOptions
+from harness.space import Config
 from harness.store import SampleStore
 from systems.synthetic.system import SyntheticSystem, SyntheticWorkload
 
 
 def test_a_batch_is_cut_into_waves_default_and_replays_alone() -> None:
-    batch = [{"k": i} for i in range(7)]
+    batch: list[Config] = [{"k": i} for i in range(7)]
     trials = [[t for _, t in wave] for wave in waves(batch, 0, 0, 2)]
     assert trials == [[0], [1, 2], [3, 4], [5, 6]]
     trials = [[t for _, t in wave] for wave in waves(batch, 0, 3, 2)]  # 3 stored

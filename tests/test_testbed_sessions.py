@@ -56,7 +56,8 @@ def _config_dir(bed: Testbed, folder: Path, load: int | None = None, sut: int = 
     (folder / "hosts").mkdir(parents=True, exist_ok=True)
     inventory = bed.inventory(load=load)
     used = set(range(sut)) | ({load} if load is not None else set())
-    inventory["hosts"] = [h for i, h in enumerate(inventory["hosts"]) if i in used]  # type: ignore[call-overload]
+    entries: list[dict[str, object]] = inventory["hosts"]  # type: ignore[assignment]
+    inventory["hosts"] = [h for i, h in enumerate(entries) if i in used]
     inventory["common"] = {"connect_timeout_s": 5}
     (folder / "hosts" / "testbed.yaml").write_text(yaml.safe_dump(inventory))
     return folder
@@ -255,6 +256,6 @@ def test_a_pool_of_two_hosts_runs_tests_at_once(bed: Testbed, tmp_path: Path) ->
     kept = _finished(tmp_path / "results" / "sessions" / "pool")
     assert [o["trial"] for o in kept] == list(range(5))
     assert all(o["status"] == "SUCCEEDED" for o in kept), kept
-    hosts = [o["extra"]["host"] for o in kept]
+    hosts = [o["extra"]["host"] for o in kept]  # type: ignore[index]
     assert hosts[0] == "h1" and set(hosts[1:]) == {"h1", "h2"}, hosts
     assert most >= 2, f"never two pgbench at once (max {most})"
