@@ -135,7 +135,7 @@ def _make_systems(cfg: DictConfig) -> list[System]:
         )
     cluster = connect_inventory(inventory)
     try:
-        kwargs = adapter_kwargs(cfg.system.name, target, cluster, inventory.name)
+        kwargs = adapter_kwargs(cfg.system.name, target, cluster, inventory.name, parallel)
         if parallel > 1:  # each test's client on its own host: a shared one would be the limit
             if kwargs.pop("load", None) is not None:
                 log.warning("session.parallel: clients run on each SUT host, not the load host")

@@ -259,3 +259,25 @@ def test_a_pool_of_two_hosts_runs_tests_at_once(bed: Testbed, tmp_path: Path) ->
     hosts = [o["extra"]["host"] for o in kept]  # type: ignore[index]
     assert hosts[0] == "h1" and set(hosts[1:]) == {"h1", "h2"}, hosts
     assert most >= 2, f"never two pgbench at once (max {most})"
+
+
+def test_a_slow_link_does_not_turn_into_timeouts(bed: Testbed, tmp_path: Path) -> None:
+    """Every packet to and from h1 through a 512 kbit/s token bucket (up to 400 ms queued):
+    commands, file transfers and pgbench's logs take longer, and every test still succeeds
+    (no false TIMED_OUT, no link taken for dead). ``netem`` delay is not in this kernel."""
+    host = bed.hosts[0]
+    conf = _config_dir(bed, tmp_path / "conf")
+    host.slow("512kbit")
+    try:
+        done = subprocess.run(
+            _args(conf, tmp_path / "results", "slow", 2),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    finally:
+        host.normal()
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept = _finished(tmp_path / "results" / "sessions" / "slow")
+    assert [o["status"] for o in kept] == ["SUCCEEDED", "SUCCEEDED"], kept

@@ -78,21 +78,21 @@ def check_placement(system_name: str, target: str, inventory: str = "hosts") -> 
 
 
 def adapter_kwargs(
-    system_name: str, target: str, cluster: Cluster, inventory: str = "hosts"
+    system_name: str, target: str, cluster: Cluster, inventory: str = "hosts", pool: int = 1
 ) -> dict[str, Any]:
     """How to hand the cluster to the adapter class ``target``, from its declared placement
     (:func:`check_placement`): ``cluster=`` for ``cluster`` adapters, ``executor=`` (the first
     SUT host) for ``host`` ones, plus ``load=`` (the inventory's load host) for ``host``
     adapters that declare :attr:`~harness.system.System.takes_load_host`."""
     placement = check_placement(system_name, target, inventory)
-    if placement == "host" and len(cluster.sut) > 1:
+    if placement == "host" and len(cluster.sut) > pool:
         log.warning(
             "system %s is single-node (placement 'host'); inventory %s has %d SUT hosts, "
-            "using %s only",
+            "using the first %d (session.parallel=<n> runs tests on n of them at once)",
             system_name,
             inventory,
             len(cluster.sut),
-            cluster.master.host,
+            pool,
         )
     where: Executor | Cluster = cluster if placement == "cluster" else cluster.master
     kwargs: dict[str, Any] = {PLACEMENT_KEYWORD[placement]: where}

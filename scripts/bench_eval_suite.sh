@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The evaluation-suite benchmark of issue #19 (8 BestConfig surrogates x noise 0, 5 %, 15 % x
+# 10 seeds, budget 100, every tuner), resumable across sessions and machines.
+#
+# The cache keys of paper.bench include a digest of the code (harness/ whole, the tuner's
+# and the system's packages), so any later change to the core would recompute every session.
+# This run is therefore pinned: it runs the code of the commit in results/bench/eval/REVISION
+# from a git worktree, with the cache and the report in this checkout's results/bench/eval/.
+# Raise REVISION (and start over) only when a tuner or the surrogates change.
+#
+#   bash scripts/bench_eval_suite.sh            # continue; each tuner group in turn
+#   bash scripts/bench_eval_suite.sh report     # only rewrite REPORT.md from the cache
+set -euo pipefail
+cd "$(dirname "$0")/.."
+here=$(pwd)
+python="$here/.venv/bin/python"
+out="$here/results/bench/eval"
+revision=$(cat "$out/REVISION")
+tree="${EVAL_TREE:-/tmp/harness-eval-$revision}"
+if [ ! -d "$tree" ]; then
+  git worktree add --detach "$tree" "$revision" >/dev/null
+fi
+cd "$tree"   # its packages come first on sys.path: the pinned code runs
+common=(--suite eval --noise 0 0.05 0.15 --seeds 10 --budget 100 --processes 2
+        --out "$out" --cache "$out/cache.json" --no-progress)
+all=(classytune classytune_paper bestconfig lhs random gbrt rfr optuna_tpe smac)
+if [ "${1:-}" = "report" ]; then
+  # every session is in the cache by then: nothing runs, the report is written
+  exec nice -n 10 "$python" -m paper.bench "${common[@]}" --tuners "${all[@]}"
+fi
+for group in "classytune classytune_paper bestconfig lhs random" "gbrt rfr" "optuna_tpe" "smac"; do
+  echo "== $(date -u +%FT%TZ) $group"
+  # shellcheck disable=SC2086  # a group is a list of tuner names
+  nice -n 10 "$python" -m paper.bench "${common[@]}" --tuners $group
+done
+nice -n 10 "$python" -m paper.bench "${common[@]}" --tuners "${all[@]}"
