@@ -28,7 +28,7 @@ from harness.records import Observation
 from harness.space import Config
 from harness.system import System, Workload
 
-__all__ = ["Worker", "run_wave", "setup_workers", "teardown_workers", "waves"]
+__all__ = ["Worker", "batch_size", "run_wave", "setup_workers", "teardown_workers", "waves"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,15 @@ class Worker:
 
 
 RunOne = Callable[[Worker, Config, int], Observation]
+
+
+def batch_size(preferred: int, workers: int, done: int) -> int:
+    """How many configurations to ask for: the tuner's preferred batch, or with a pool a whole
+    number of waves (so no host idles), plus the default, which runs alone (``done == 0``)."""
+    if workers == 1:
+        return preferred
+    new = -(-max(preferred, workers) // workers) * workers
+    return new + (1 if done == 0 else 0)
 
 
 def waves(

@@ -40,7 +40,7 @@ from harness.errors import (
     WorkloadError,
 )
 from harness.objective import Objective
-from harness.pool import Worker, run_wave, setup_workers, teardown_workers, waves
+from harness.pool import Worker, batch_size, run_wave, setup_workers, teardown_workers, waves
 from harness.records import Observation, Status
 from harness.session_end import session_metrics, write_session_outputs
 from harness.session_options import SessionOptions, SessionResult, resume_command
@@ -246,11 +246,7 @@ class Session(ReferenceRuns):
         budget = self.options.budget
         workers = [Worker(self.system, self.workload), *self.pool]
         while len(observations) < budget:
-            wanted = (
-                self.tuner.preferred_batch
-                if not self.pool
-                else max(self.tuner.preferred_batch, len(workers))
-            )
+            wanted = batch_size(self.tuner.preferred_batch, len(workers), len(observations))
             batch = self.tuner.ask(min(wanted, budget - len(observations)))
             told: list[Observation] = []
             for wave in waves(batch, len(observations), len(stored), len(workers)):

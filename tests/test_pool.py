@@ -16,7 +16,7 @@ from harness import api
 from harness.build import assemble_session
 from harness.errors import ConfigError
 from harness.objective import Objective
-from harness.pool import Worker, waves
+from harness.pool import Worker, batch_size, waves
 from harness.session import Session
 from harness.session_options import SessionOptions
 from harness.space import Config
@@ -32,6 +32,13 @@ def test_a_batch_is_cut_into_waves_default_and_replays_alone() -> None:
     assert trials == [[0], [1], [2], [3, 4], [5, 6]]
     assert [[t for _, t in w] for w in waves(batch[:4], 3, 0, 3)] == [[3, 4, 5], [6]]
     assert all(len(w) == 1 for w in waves(batch, 0, 0, 1))
+
+
+def test_a_pool_asks_for_whole_waves_plus_the_default() -> None:
+    assert batch_size(4, 1, 0) == 4  # no pool: the tuner's own batch
+    assert batch_size(1, 2, 0) == 3  # the default alone, then a wave of 2
+    assert batch_size(1, 2, 5) == 2
+    assert batch_size(5, 4, 1) == 8  # rounded up to whole waves
 
 
 class _Clocked(SyntheticSystem):
