@@ -91,9 +91,15 @@ def run(
         session.options.budget,
         session.store.directory,
     )
-    result = session.run(on_progress=on_progress)
-    if result.status == "FINISHED" and not session.options.keep_workdir:
-        session.remove_workdir()
+    from harness.remote.connect import close_connections
+
+    try:
+        result = session.run(on_progress=on_progress)
+        if result.status == "FINISHED" and not session.options.keep_workdir:
+            session.remove_workdir()
+    finally:
+        for system in (session.system, *(worker.system for worker in session.pool)):
+            close_connections(system)
     return result
 
 

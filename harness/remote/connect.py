@@ -22,7 +22,13 @@ from harness.system import (
     System,
 )
 
-__all__ = ["adapter_kwargs", "check_placement", "connect_inventory", "remove_remote_workdirs"]
+__all__ = [
+    "adapter_kwargs",
+    "check_placement",
+    "close_connections",
+    "connect_inventory",
+    "remove_remote_workdirs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -111,15 +117,27 @@ def adapter_kwargs(
     return kwargs
 
 
-def remove_remote_workdirs(system: System, local_workdir: Path) -> None:
-    """Delete a finished session's folder on every remote host the system used (the local
-    one is removed by the caller); failures only warn: the results are already safe."""
+def _remote_executors(system: System) -> list[Executor]:
+    """Every remote host's executor the system uses (each once)."""
     executors: list[Executor] = []
     if system.placement == "cluster" and isinstance(system, RunsOnCluster):
         executors = [*system.cluster.sut, system.cluster.load]
     elif system.placement == "host" and isinstance(system, RunsOnHost):
         executors = [system.executor, getattr(system, "load", system.executor)]
-    for node in {id(e): e for e in executors if not isinstance(e, LocalExecutor)}.values():
+    return list({id(e): e for e in executors if not isinstance(e, LocalExecutor)}.values())
+
+
+def close_connections(system: System) -> None:
+    """Close the system's SSH connections (a session in a long-lived process, e.g. a
+    benchmark running many, must not leave them open; they reopen if used again)."""
+    for node in _remote_executors(system):
+        node.close()
+
+
+def remove_remote_workdirs(system: System, local_workdir: Path) -> None:
+    """Delete a finished session's folder on every remote host the system used (the local
+    one is removed by the caller); failures only warn: the results are already safe."""
+    for node in _remote_executors(system):
         folder = node.session_dir(local_workdir)
         try:
             node.run(["rm", "-rf", str(folder)], timeout_s=300)
