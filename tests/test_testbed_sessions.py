@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from tests import testbed
+from tests.requirements import NEEDS_TOMCAT
 from tests.testbed import Testbed
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -184,7 +185,9 @@ class _Peers:
             for line in listing.splitlines():
                 local, peer = line.split()[-2:]
                 if not local.endswith(":22"):
-                    self.seen.add(peer.rsplit(":", 1)[0])
+                    # a Java server's sockets show IPv4-mapped IPv6: [::ffff:198.18.0.11]
+                    address = peer.rsplit(":", 1)[0].strip("[]").removeprefix("::ffff:")
+                    self.seen.add(address)
             for args in subprocess.run(
                 ["ps", "-eo", "args"], capture_output=True, text=True
             ).stdout.splitlines():
@@ -281,3 +284,22 @@ def test_a_slow_link_does_not_turn_into_timeouts(bed: Testbed, tmp_path: Path) -
     assert done.returncode == 0, done.stderr[-3000:]
     kept = _finished(tmp_path / "results" / "sessions" / "slow")
     assert [o["status"] for o in kept] == ["SUCCEEDED", "SUCCEEDED"], kept
+
+
+@NEEDS_TOMCAT[0]
+@NEEDS_TOMCAT[1]
+def test_wrk_runs_on_the_load_host_against_tomcat_on_the_sut(bed: Testbed, tmp_path: Path) -> None:
+    """Tomcat on h1, wrk's visitors from h2 (the inventory's load host), as ``ss`` on h1
+    shows."""
+    sut, load = bed.hosts[0], bed.hosts[1]
+    conf = _config_dir(bed, tmp_path / "conf", load=1)
+    args = _args(conf, tmp_path / "results", "tomcat-split", 1)
+    args = [a for a in args if not a.startswith(("system=", "workload"))]
+    args += ["system=tomcat", "workload.duration_s=3", "workload.warmup_s=1"]
+    with _Peers(sut) as peers:
+        done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept = _finished(tmp_path / "results" / "sessions" / "tomcat-split")
+    assert [o["status"] for o in kept] == ["SUCCEEDED"], kept
+    assert load.address in peers.seen, peers.seen
+    assert peers.seen <= {load.address, sut.address}, peers.seen

@@ -76,6 +76,7 @@ class TomcatSystem(System):
 
     name = "tomcat"
     kind = "real"
+    takes_load_host = True  # wrk runs on the inventory's load host (``load=``)
 
     def __init__(
         self,
@@ -86,6 +87,7 @@ class TomcatSystem(System):
         stop_timeout_s: float = 15.0,
         extra_java_opts: str = "",
         executor: Executor | None = None,
+        load: Executor | None = None,
     ) -> None:
         super().__init__(load_catalogue(render.CATALOGUE, str(knob_set)))
         self.knob_set = str(knob_set)
@@ -97,6 +99,10 @@ class TomcatSystem(System):
         # Checked here, so a bad option is a one-line ConfigError before any test runs.
         self.extra_java_opts = jvm_options(extra_java_opts, "system.adapter.extra_java_opts")
         self.executor = executor or LocalExecutor()
+        #: Where wrk runs: the inventory's load host, else the SUT host.
+        self.load: Executor = load or self.executor
+        #: wrk's folder on :attr:`load` (set at setup; the Tomcat folder when it is the SUT).
+        self.client_folder: Path | None = None
         self.base: Path | None = None
         self.java = "java"  # the host's java, found in check_installed()
         self._java_opts: list[str] = []
@@ -154,6 +160,12 @@ class TomcatSystem(System):
                 self.java = found
 
     def preflight(self) -> None:
+        if self.load is not self.executor and self.address in ("127.0.0.1", "localhost", "::1"):
+            raise ConfigError(
+                f"tomcat listens on {self.address}, which the load host {self.load.host} cannot "
+                "reach; give the SUT host its network address in the inventory, or drop the "
+                "load host"
+            )
         if not getattr(self, "_installed", False):  # once per session: it starts a process
             self.check_installed()
             self._installed = True
@@ -171,6 +183,10 @@ class TomcatSystem(System):
         webapp.build(ex, base / "webapps" / "ROOT", f"{self.catalina_home}/lib/servlet-api.jar")
         if self.port == 0:
             self.port = ex.free_port()
+        self.client_folder = base.parent
+        if self.load is not ex:  # wrk's script on the load host, in a folder of the session's
+            self.client_folder = self.load.session_dir(Path(workdir)) / "tomcat-client"
+            self.load.run(["mkdir", "-p", str(self.client_folder)])
         log.info("Tomcat base %s on host %s, listening on %s", base, ex.host, self.url)
         self.apply(self.space.default())
         super().setup(workdir, workload)

@@ -5,8 +5,8 @@ wrk runs ``explore.lua`` (every connection walks the site like a visitor) for a 
 ``HARNESS_RESULT`` line that :func:`parse_wrk` turns into metrics. Requests/s counts only
 successful (non-error) responses, so a configuration that answers fast with errors does not win.
 
-wrk runs through the system's executor, i.e. on the SUT host itself, against the address Tomcat
-listens on (``executor.address``); a separate load host is not supported yet.
+wrk runs on the system's load host (the inventory's ``load`` host, else the SUT host itself),
+against the address Tomcat listens on (the SUT host's ``executor.address``).
 """
 
 from __future__ import annotations
@@ -91,13 +91,14 @@ class WebExploration(Workload):
 
         if not isinstance(system, TomcatSystem):
             raise ConfigError("the explore workload runs only on the tomcat system")
-        if system.executor.which("wrk") is None:
+        if system.load.which("wrk") is None:
             raise ConfigError(
-                f"on {system.executor.host}: wrk not found: install it with `apt-get install wrk`"
+                f"on {system.load.host}: wrk not found: install it with `apt-get install wrk`"
             )
-        # Next to the Tomcat base on the SUT host, where wrk runs (``workdir`` is local).
-        self.script = system.folder / "explore.lua"
-        system.executor.write_text(self.script, SCRIPT.read_text())
+        # In wrk's folder on the host where it runs (``workdir`` is local).
+        assert system.client_folder is not None, "the system's setup comes first"
+        self.script = system.client_folder / "explore.lua"
+        system.load.write_text(self.script, SCRIPT.read_text())
 
     def _wrk(self, system: System, seconds: float, timeout_s: float | None) -> str:
         from systems.tomcat.system import TomcatSystem
@@ -117,7 +118,7 @@ class WebExploration(Workload):
         if timeout_s is not None:
             limit = min(limit, timeout_s)
         result = run_step(
-            system.executor,
+            system.load,
             command,
             what="wrk",
             timeout_s=limit,
