@@ -79,8 +79,9 @@ def run_wave(
     workers: Sequence[Worker], jobs: Sequence[tuple[Config, int]], run: RunOne
 ) -> list[Observation]:
     """Run each ``(config, trial)`` of ``jobs`` on its own worker at the same time; the
-    observations in trial order. An exception in any test (an unreachable host) is raised
-    after the others have finished, so no test is left running behind the session."""
+    observations in trial order. An exception in a test (an unreachable host, an interrupt)
+    is raised at once: the other tests of the wave end when the session's teardown stops
+    their systems, and their results are not stored."""
     if len(jobs) > len(workers):
         raise ValueError(f"a wave of {len(jobs)} tests needs as many workers, got {len(workers)}")
     if len(jobs) == 1:  # no thread for a single test (the default's own wave)
