@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harness.errors import ConfigError
+
 if TYPE_CHECKING:
     from harness.executor import Executor
 
@@ -65,8 +67,33 @@ class Machine:
     @classmethod
     def of(cls, executor: Executor) -> Machine:
         """The host ``executor`` runs on, read there (:data:`FACTS_SCRIPT`, control-group
-        limits applied): the SUT host's facts, also over SSH."""
-        return parse_facts(executor.run(["sh", "-c", FACTS_SCRIPT], timeout_s=30).stdout)
+        limits applied): the SUT host's facts, also over SSH. An inventory host's ``ram_mib``
+        and ``cores`` then narrow them (:meth:`within`)."""
+        found = parse_facts(executor.run(["sh", "-c", FACTS_SCRIPT], timeout_s=30).stdout)
+        spec = getattr(executor, "spec", None)  # an inventory host (harness.remote.inventory)
+        if spec is None:
+            return found
+        where = f"host {getattr(spec, 'name', '?')!r}"
+        return found.within(getattr(spec, "ram_mib", None), getattr(spec, "cores", None), where)
+
+    def within(self, ram_mib: int | None, cores: int | None, where: str) -> Machine:
+        """This machine narrowed to a declared share: ``ram_mib`` MiB and ``cores`` CPUs.
+        A share above what the host has is refused (ranges sized to memory that is not there
+        would fail at the first test)."""
+        ram = self.ram_bytes
+        if ram_mib is not None:
+            if ram_mib > self.ram_mib:
+                raise ConfigError(
+                    f"{where}: ram_mib {ram_mib} is more than the host has "
+                    f"({self.ram_mib} MiB, control-group limit applied); lower it or drop it"
+                )
+            ram = ram_mib * 1024 * 1024
+        if cores is not None and cores > self.cores:
+            raise ConfigError(
+                f"{where}: cores {cores} is more than the host has ({self.cores}); "
+                "lower it or drop it"
+            )
+        return Machine(ram_bytes=ram, cores=cores if cores is not None else self.cores)
 
 
 def _number(text: str | None) -> float | None:

@@ -96,12 +96,29 @@ def test_remote_command_runs_locally_with_env_and_cwd(tmp_path) -> None:
         ("workdir", "/tmp/$(id)", "absolute path"),
         ("roles", ["sut", "db"], "roles"),
         ("link_timeout_s", 1, "link_timeout_s must be at least 4"),
+        ("ram_mib", 0, "ram_mib must be a whole number"),
+        ("ram_mib", "8G", "ram_mib must be a whole number"),
+        ("cores", True, "cores must be a whole number"),
+        ("cores", 1.5, "cores must be a whole number"),
     ],
 )
 def test_host_validation_names_the_bad_value(field: str, value: object, message: str) -> None:
     entry = {"name": "n1", "address": "127.0.0.1", field: value}
     with pytest.raises(ConfigError, match=message):
         Host.from_mapping(entry, {})
+
+
+def test_a_declared_share_narrows_the_machine_and_never_widens_it() -> None:
+    from harness.machine import Machine
+
+    host = Machine(ram_bytes=8 * 2**30, cores=4)
+    assert host.within(2048, 2, "host 'n1'") == Machine(ram_bytes=2 * 2**30, cores=2)
+    assert host.within(None, None, "host 'n1'") == host
+    assert host.within(None, 1, "host 'n1'") == Machine(ram_bytes=8 * 2**30, cores=1)
+    with pytest.raises(ConfigError, match=r"host 'n1': ram_mib 9000 is more .*8192 MiB"):
+        host.within(9000, None, "host 'n1'")
+    with pytest.raises(ConfigError, match=r"host 'n1': cores 8 is more than the host has \(4\)"):
+        host.within(None, 8, "host 'n1'")
 
 
 def test_watch_link_sets_keepalives_and_the_tcp_user_timeout() -> None:

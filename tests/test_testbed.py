@@ -154,6 +154,32 @@ def test_down_leaves_nothing_and_loopback_mode_works(tmp_path: Path) -> None:
             assert alive.returncode != 0, f"sshd of {test_host.name} is still running"
 
 
+def test_an_inventory_share_of_ram_and_cores_narrows_what_the_host_reports(bed: Testbed) -> None:
+    """Issue #20 item 2, the inventory override: ``ram_mib``/``cores`` on a host narrow the
+    facts read there over SSH (ranges, constants and rules follow); a share above what the
+    host has is refused in one line that names the host and the fix."""
+    from harness.errors import ConfigError
+    from harness.machine import Machine
+
+    test_host = bed.hosts[1]
+    whole = _ssh(test_host)
+    try:
+        reported = Machine.of(whole)
+    finally:
+        whole.close()
+    shared = _ssh(test_host, ram_mib=1024, cores=1)
+    try:
+        assert Machine.of(shared) == Machine(ram_bytes=2**30, cores=1)
+    finally:
+        shared.close()
+    greedy = _ssh(test_host, ram_mib=reported.ram_mib + 1)
+    try:
+        with pytest.raises(ConfigError, match=rf"host '{test_host.name}': ram_mib .* lower it"):
+            Machine.of(greedy)
+    finally:
+        greedy.close()
+
+
 def test_the_sut_hosts_own_memory_and_cores_shape_ranges_constants_and_rules(
     bed: Testbed,
 ) -> None:

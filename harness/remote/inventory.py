@@ -64,6 +64,12 @@ class Host:
     #: ``ssh`` (the host is reached over SSH) or ``local``: the host is this machine, serving on
     #: its own loopback address (a local ring: 127.0.0.2, 127.0.0.3, ...; nothing is reached).
     connection: str = "ssh"
+    #: The share of this host a session may give the system (MiB, CPUs), when less than the
+    #: host has: other work runs there, or the budget is meant to match another machine.
+    #: Memory-derived knob ranges, the objective's ``ram_*``/``cores`` and the expert rules use
+    #: it. None = what the host reports (control-group limits applied). Never above that.
+    ram_mib: int | None = None
+    cores: int | None = None
 
     def __post_init__(self) -> None:
         where = f"host {self.name!r}"
@@ -89,6 +95,12 @@ class Host:
             raise ConfigError(f"{where}: connect_timeout_s must be positive")
         if self.link_timeout_s < 4:
             raise ConfigError(f"{where}: link_timeout_s must be at least 4 (seconds)")
+        for limit in ("ram_mib", "cores"):
+            value = getattr(self, limit)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ConfigError(f"{where}: {limit} must be a whole number of at least 1")
         if self.connection not in CONNECTIONS:
             raise ConfigError(
                 f"{where}: connection {self.connection!r} — use one of {', '.join(CONNECTIONS)}"
