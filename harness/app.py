@@ -15,7 +15,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from harness import api
+from harness import api, sweep_outcome
 from harness.config import register_configs
 from harness.errors import HarnessError
 from harness.records import Observation
@@ -55,15 +55,23 @@ def _logs_above(bar: Any, enabled: bool) -> Any:
 
 def run(cfg: DictConfig) -> float | None:
     """Build and run one session; return the best objective value (for sweepers)."""
+    resumable = bool(cfg.session.get("name")) and cfg.session.get("existing") == "resume"
     if _STOP.is_set():  # a sweep was interrupted: the jobs still queued do not start
         log.warning("sweep interrupted: not starting this job")
+        sweep_outcome.record(
+            "INTERRUPTED", detail="not started (the sweep was interrupted)", resumable=resumable
+        )
         return None
+    sweep_outcome.record(
+        sweep_outcome.RUNNING, session=cfg.session.get("name"), resumable=resumable
+    )
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     found = existing_session(cfg)
     if found is not None:  # a rerun sweep: skip what finished, continue what stopped
         folder, finished = found
         if finished:
             print(f"session {folder.name} finished before ({folder}): skipped")
+            sweep_outcome.record(sweep_outcome.SKIPPED, session=str(folder), resumable=True)
             return None
         log.info("session %s stopped before: continuing it (resume=%s)", folder.name, folder)
         cfg = OmegaConf.merge(cfg, {"resume": str(folder)})  # type: ignore[assignment]
@@ -80,6 +88,14 @@ def run(cfg: DictConfig) -> float | None:
     finally:
         bar.close()
     print(summary(result))
+    sweep_outcome.record(
+        result.status,
+        session=str(result.directory),
+        tests=len(result.observations),
+        budget=session.options.budget,
+        detail=result.message,
+        resumable=resumable,
+    )
     if result.status == "INTERRUPTED":
         _STOP.set()
     if not _multirun() and result.status in EXIT_CODES:
@@ -98,6 +114,7 @@ def _hydra_main(cfg: DictConfig) -> float | None:
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         if _multirun():
+            sweep_outcome.record(sweep_outcome.ERROR, detail=str(exc))
             return None  # one bad job must not end the whole sweep
         sys.exit(2)
 
@@ -172,10 +189,20 @@ def main() -> None:
     # handler while it runs; this one covers the time between sessions).
     signal.signal(signal.SIGINT, _STOP.handle)
     signal.signal(signal.SIGTERM, _STOP.handle)
+    code: int | str | None = 0
     try:
         _hydra_main()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        sys.exit(130)
+        code = 130
+    except SystemExit as exc:  # Hydra's own error exit (e.g. a launcher that lost a job)
+        code = exc.code
+    # A sweep ends by saying what became of every job (a cancelled Slurm job returns as if
+    # it had finished; one that died hard says nothing): harness.sweep_outcome.
+    swept = sweep_outcome.report()
     if _STOP.is_set():
-        sys.exit(130)  # a sweep stopped by Ctrl-C: its sessions are INTERRUPTED
+        code = 130  # a sweep stopped by Ctrl-C: its sessions are INTERRUPTED
+    elif swept and code in (0, None):
+        code = swept
+    if code not in (0, None):
+        sys.exit(code)

@@ -1,6 +1,7 @@
 """Rerunning a sweep: a named session that already exists is skipped or continued.
 
-A sweep whose jobs name their sessions (``session.name='${tuner.name}-s${seed}'``) and set
+A sweep whose jobs name their sessions
+(``session.name='${hydra:runtime.choices.tuner}-s${seed}'``) and set
 ``session.existing=resume`` can be rerun after any stop (a cancelled Slurm job, a dead node, a
 Ctrl-C): a job whose session folder holds a FINISHED session is skipped, one whose session
 stopped early continues it as ``resume=`` would, and the others start. A folder holding a
@@ -34,7 +35,8 @@ def existing_session(cfg: DictConfig) -> tuple[Path, bool] | None:
     if not cfg.session.get("name"):
         raise ConfigError(
             "session.existing=resume needs session.name, e.g. "
-            "session.name='${tuner.name}-s${seed}' (a sweep names each job's session)"
+            "session.name='${hydra:runtime.choices.tuner}-s${seed}' "
+            "(a sweep names each job's session)"
         )
     # Checked before the name becomes a path: nothing outside results_dir/sessions is read.
     folder = Path(cfg.results_dir) / "sessions" / validate_session_name(str(cfg.session.name))

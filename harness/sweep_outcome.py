@@ -1,0 +1,153 @@
+"""What became of each job of a sweep, said once the sweep ends, wherever the jobs ran.
+
+A launcher's own view of a job is not enough: a Slurm job cancelled with ``scancel`` gets
+SIGTERM, its session stops and records INTERRUPTED, and the job then *returns* — so submitit
+and Hydra count it as completed and the sweep used to end with exit code 0, silently. And a job
+that dies hard (a node down, SIGKILL, out of time) records nothing at all.
+
+So each job writes its outcome next to its Hydra output folder (on the shared file system a
+cluster sweep needs anyway): ``RUNNING`` when it starts, its session's status when it ends
+(:func:`record`). When the sweep ends, the launching process reads every job's outcome
+(:func:`report`), prints one line per job that did not finish, with the command that continues
+it, and gives the sweep an exit code: 0 when every job finished (or had finished before),
+130 when some were interrupted, 1 when some aborted, failed, died or never started. A job
+still ``RUNNING`` after its sweep ended is a job that died without a word.
+
+The launching process learns the sweep's folder and, for Hydra's basic sweeper, how many jobs
+it has from :class:`SweepOutcome`, a Hydra callback (``hydra.callbacks`` in ``config.yaml``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra.core.hydra_config import HydraConfig
+from hydra.experimental.callback import Callback
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+__all__ = ["OUTCOME_FILE", "SweepOutcome", "record", "report"]
+
+#: Written by each job in its Hydra output folder.
+OUTCOME_FILE = "harness_outcome.json"
+#: Statuses a job may end with, besides a session's FINISHED | ABORTED | INTERRUPTED.
+SKIPPED = "SKIPPED"  # its session had finished in an earlier run of the sweep
+ERROR = "ERROR"  # bad input: the job ran nothing
+RUNNING = "RUNNING"  # written at the start; still there at the end = the job died
+_EXIT = {"FINISHED": 0, SKIPPED: 0, "INTERRUPTED": 130}
+
+
+@dataclass
+class _Sweep:
+    """The sweep the launching process runs (set by :class:`SweepOutcome`)."""
+
+    folder: Path | None = None
+    expected: int | None = None
+    jobs: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+_SWEEP = _Sweep()
+
+
+def record(status: str, **facts: Any) -> None:
+    """Write this job's outcome (a sweep's job only; a single run says it on its own)."""
+    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
+        return
+    hydra = HydraConfig.get()
+    folder = Path(hydra.runtime.output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    outcome = {
+        "job": int(hydra.job.num),
+        "overrides": list(hydra.overrides.task),
+        "status": status,
+        "pid": os.getpid(),
+        **facts,
+    }
+    partial = folder / f".{OUTCOME_FILE}.tmp"
+    partial.write_text(json.dumps(outcome, default=str))
+    partial.replace(folder / OUTCOME_FILE)  # whole or absent, never half written
+
+
+def _expected_jobs(config: DictConfig) -> int | None:
+    """How many jobs Hydra's basic sweeper makes of the command line (None for others)."""
+    if "basic_sweeper" not in str(config.hydra.sweeper.get("_target_", "")):
+        return None
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    overrides = parser.parse_overrides(list(config.hydra.overrides.task))
+    batches = BasicSweeper.split_arguments(overrides, None)
+    return sum(len(batch) for batch in batches)
+
+
+class SweepOutcome(Callback):
+    """Tells the launching process where its sweep's jobs write their outcomes."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _SWEEP.folder = Path(str(config.hydra.sweep.dir))
+        try:
+            _SWEEP.expected = _expected_jobs(config)
+        except Exception:  # a sweep syntax the parser here does not know: list what is found
+            _SWEEP.expected = None
+
+
+def _read(folder: Path) -> dict[int, dict[str, Any]]:
+    jobs: dict[int, dict[str, Any]] = {}
+    for path in sorted(folder.rglob(OUTCOME_FILE)):
+        try:
+            outcome = json.loads(path.read_text())
+            jobs[int(outcome["job"])] = outcome
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # an unreadable outcome counts as none
+    return jobs
+
+
+def _line(number: int, outcome: dict[str, Any] | None) -> str:
+    if outcome is None:
+        return f"  job {number}: no outcome: it never started, or died before its session began"
+    session = outcome.get("session")
+    label = Path(session).name if session else " ".join(outcome.get("overrides", []))
+    status = outcome["status"]
+    if status == RUNNING:
+        status = "DIED (no end recorded: killed, node down or out of time)"
+    if outcome.get("detail"):
+        status = f"{status}: {outcome['detail']}"
+    elif outcome.get("tests") is not None:
+        status = f"{status} after {outcome['tests']}/{outcome.get('budget')} tests"
+    return f"  job {number} ({label}): {status}"
+
+
+def report(stream: Any = None) -> int | None:
+    """Print what became of the sweep's jobs; the sweep's exit code (None: no sweep here)."""
+    if _SWEEP.folder is None:
+        return None
+    stream = stream or sys.stdout
+    jobs = _read(_SWEEP.folder)
+    _SWEEP.jobs = jobs
+    numbers = sorted(set(jobs) | set(range(_SWEEP.expected or 0)))
+    statuses = {n: jobs.get(n, {}).get("status", "") for n in numbers}
+    unfinished = [n for n in numbers if statuses[n] not in ("FINISHED", SKIPPED)]
+    finished = len(numbers) - len(unfinished)
+    print(f"sweep {_SWEEP.folder}: {finished} of {len(numbers)} job(s) finished", file=stream)
+    for number in unfinished:
+        print(_line(number, jobs.get(number)), file=stream)
+    stopped = [n for n in unfinished if statuses[n] != ERROR]
+    if stopped:
+        resumable = all(jobs.get(n, {}).get("resumable") for n in numbers)
+        print(
+            "  rerun the same command: finished sessions are skipped, the others continue"
+            if resumable
+            else "  to rerun a sweep losing nothing, name each job's session and let reruns "
+            "continue them: 'session.name=${hydra:runtime.choices.tuner}-s${seed}' "
+            "session.existing=resume (docs/remote.md)",
+            file=stream,
+        )
+    codes = {_EXIT.get(status, 1) for status in statuses.values()}
+    # an abort, a death or a job that never started outranks an interruption
+    return 1 if 1 in codes else max(codes, default=0)
