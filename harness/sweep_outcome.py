@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,11 +67,21 @@ def record(status: str, **facts: Any) -> None:
         "overrides": list(hydra.overrides.task),
         "status": status,
         "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "slurm_job": _slurm_job(),
         **facts,
     }
     partial = folder / f".{OUTCOME_FILE}.tmp"
     partial.write_text(json.dumps(outcome, default=str))
     partial.replace(folder / OUTCOME_FILE)  # whole or absent, never half written
+
+
+def _slurm_job() -> str | None:
+    """This job's Slurm id as ``squeue``/``scancel`` name it (``12_3`` in an array)."""
+    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+    if array and task:
+        return f"{array}_{task}"
+    return os.environ.get("SLURM_JOB_ID")
 
 
 def _expected_jobs(config: DictConfig) -> int | None:
@@ -108,14 +119,37 @@ def _read(folder: Path) -> dict[int, dict[str, Any]]:
     return jobs
 
 
+def _running(outcome: dict[str, Any]) -> str:
+    """What a job that recorded no end is: dead, or (a launcher that gave up waiting on
+    another job) still running; only a process on this machine can be looked at."""
+    where = outcome.get("host")
+    if where != socket.gethostname():
+        return (
+            "NO END RECORDED (it died: killed, node down or out of time; "
+            f"or it still runs on {where})"
+        )
+    try:
+        pid = int(outcome.get("pid", 0))
+        if pid <= 0:
+            raise ValueError(pid)  # 0 or less would name a process group
+        os.kill(pid, 0)
+    except (ProcessLookupError, ValueError):
+        return "DIED (no end recorded: killed, node down or out of time)"
+    except PermissionError:
+        pass  # someone else's process under that pid: alive
+    return f"STILL RUNNING (pid {outcome.get('pid')}; the sweep stopped waiting for it)"
+
+
 def _line(number: int, outcome: dict[str, Any] | None) -> str:
     if outcome is None:
         return f"  job {number}: no outcome: it never started, or died before its session began"
     session = outcome.get("session")
     label = Path(session).name if session else " ".join(outcome.get("overrides", []))
+    if outcome.get("slurm_job"):
+        label = f"{label}, Slurm job {outcome['slurm_job']}"
     status = outcome["status"]
     if status == RUNNING:
-        status = "DIED (no end recorded: killed, node down or out of time)"
+        status = _running(outcome)
     if outcome.get("detail"):
         status = f"{status}: {outcome['detail']}"
     elif outcome.get("tests") is not None:

@@ -5,8 +5,8 @@
 #   bash scripts/setup.sh --full   also the real servers (Debian packages, needs root/sudo;
 #                                  Cassandra and YCSB from Maven Central into .installs/),
 #                                  Spark, the peer tuners and the test tools (Chromium for
-#                                  the MLflow UI test and screenshot; slurm-wlm + munge for
-#                                  the Slurm sweep test)
+#                                  the MLflow UI test and screenshot; slurm-wlm, slurmdbd + munge
+#                                  for the Slurm sweep tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=false
@@ -20,7 +20,7 @@ if $full; then
   $sudo_cmd apt-get install -y -q --no-install-recommends \
     postgresql postgresql-client mariadb-server mariadb-client sysbench \
     tomcat10 wrk curl default-jdk-headless maven openssh-server strace iproute2 procps \
-    util-linux chromium slurm-wlm munge
+    util-linux chromium slurm-wlm slurmdbd munge
 fi
 
 python3 -m venv .venv

@@ -1,8 +1,12 @@
 """A single-node Slurm cluster on this machine, started and stopped by the tests (issue #20).
 
-Debian's ``slurm-wlm`` and ``munge``, run from a folder of their own: a fresh munge key and
-daemon on a private socket, ``slurmctld`` and ``slurmd`` on free loopback ports with a
-``slurm.conf`` that needs no cgroup plugin, no accounting daemon and no systemd. Client
+Debian's ``slurm-wlm``, ``slurmdbd`` and ``munge``, run from a folder of their own: a fresh munge
+key and daemon on a private socket, ``slurmctld`` and ``slurmd`` on free loopback ports with a
+``slurm.conf`` that needs no cgroup plugin and no systemd. Where ``slurmdbd`` and MariaDB are
+installed, job accounting runs too, as on any real cluster: a private MariaDB (its own data
+folder, socket and loopback port; root by socket only, the ``slurm`` user by a fresh password)
+behind ``slurmdbd``, so ``sacct`` reports each job's state (COMPLETED, CANCELLED, FAILED,
+NODE_FAIL) and submitit sees a job that died without a result instead of waiting forever. Client
 commands (``sbatch``, ``squeue``, ``scancel``, and submitit through them) find the cluster
 through the ``SLURM_CONF`` variable that :meth:`SlurmCluster.env` gives. Every daemon is
 stopped by :meth:`SlurmCluster.stop`, whatever happened.
@@ -29,12 +33,21 @@ from pathlib import Path
 from tests.testbed import stop_pid
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
+#: The accounting daemons, started between munged and slurmctld when installed.
+ACCOUNTING = ("mariadbd", "slurmdbd")
+#: Stop order: the node first, the database last.
+STOP_ORDER = ("slurmd", "slurmctld", "slurmdbd", "mariadbd", "munged")
 STATE_FILE = "slurm.json"
 
 
 def available() -> bool:
     """Whether slurm-wlm and munge are installed and we are root (the daemons need it)."""
     return os.geteuid() == 0 and all(shutil.which(d) for d in (*DAEMONS, "sbatch", "squeue"))
+
+
+def accounting_available() -> bool:
+    """Whether slurmdbd and MariaDB are installed (``sacct`` can then report job states)."""
+    return all(shutil.which(d) for d in (*ACCOUNTING, "mariadb-install-db", "mariadb", "sacctmgr"))
 
 
 def _free_port() -> int:
@@ -50,6 +63,7 @@ class SlurmCluster:
     folder: str
     node: str
     pids: dict[str, str] = field(default_factory=dict)
+    accounting: bool = False
 
     @property
     def conf(self) -> Path:
@@ -77,7 +91,7 @@ class SlurmCluster:
 
     def stop(self) -> None:
         """Stop every daemon (slurmd first; SIGKILL what does not go)."""
-        for name in reversed(DAEMONS):
+        for name in STOP_ORDER:
             pid_file = Path(self.pids.get(name, ""))
             if not pid_file.is_file():
                 continue
@@ -95,18 +109,136 @@ class SlurmCluster:
         return cls(**json.loads((Path(folder) / STATE_FILE).read_text()))
 
 
-def start(folder: str | Path, cpus: int = 2, memory_mib: int = 8192) -> SlurmCluster:
-    """munged, slurmctld and slurmd for one node (this machine) under ``folder``."""
+def _accounting_conf(cluster: SlurmCluster, socket_path: Path) -> tuple[list[str], int, int]:
+    """slurmdbd.conf next to slurm.conf (where slurmdbd looks), readable by root only; the
+    slurm.conf lines that point at it, and the database's and slurmdbd's ports."""
+    base = Path(cluster.folder)
+    db_port, dbd_port = _free_port(), _free_port()
+    password = os.urandom(18).hex()
+    (base / "db.password").write_text(password)
+    os.chmod(base / "db.password", 0o600)
+    dbd_conf = base / "slurmdbd.conf"
+    dbd_conf.touch(mode=0o600)
+    dbd_conf.write_text(
+        "\n".join(
+            [
+                "AuthType=auth/munge",
+                f"AuthInfo=socket={socket_path}",
+                "DbdHost=localhost",
+                "DbdAddr=127.0.0.1",
+                f"DbdPort={dbd_port}",
+                "SlurmUser=root",
+                f"PidFile={base / 'slurmdbd.pid'}",
+                f"LogFile={base / 'log' / 'slurmdbd.log'}",
+                "StorageType=accounting_storage/mysql",
+                "StorageHost=127.0.0.1",
+                f"StoragePort={db_port}",
+                "StorageUser=slurm",
+                f"StoragePass={password}",
+                "StorageLoc=slurm_acct_db",
+                "",
+            ]
+        )
+    )
+    lines = [
+        "AccountingStorageType=accounting_storage/slurmdbd",
+        "AccountingStorageHost=127.0.0.1",
+        f"AccountingStoragePort={dbd_port}",
+        # for slurmdbd, the "password" is the munge socket to sign with (ours is private)
+        f"AccountingStoragePass={socket_path}",
+    ]
+    return lines, db_port, dbd_port
+
+
+def _start_database(cluster: SlurmCluster, port: int) -> None:
+    """A private MariaDB for slurmdbd: root by socket only, user ``slurm`` by password."""
+    base = Path(cluster.folder)
+    data, sock = base / "db", base / "db.sock"
+    subprocess.run(
+        [
+            "mariadb-install-db",
+            "--no-defaults",
+            f"--datadir={data}",
+            "--user=root",
+            "--auth-root-authentication-method=socket",
+            "--skip-test-db",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    subprocess.Popen(
+        [
+            "mariadbd",
+            "--no-defaults",
+            f"--datadir={data}",
+            f"--socket={sock}",
+            f"--port={port}",
+            "--bind-address=127.0.0.1",
+            f"--pid-file={cluster.pids['mariadbd']}",
+            f"--log-error={base / 'log' / 'mariadb.log'}",
+            "--user=root",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # outlives nothing it should not: stop() ends it
+    )
+    password = (base / "db.password").read_text()
+    deadline = time.monotonic() + 60
+    while True:
+        done = subprocess.run(
+            [
+                "mariadb",
+                "--no-defaults",
+                f"--socket={sock}",
+                "-u",
+                "root",
+            ],
+            # on stdin, not the command line: `ps` would show the password
+            input=f"CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '{password}';\n"
+            "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';\n",
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the accounting database did not start: {done.stderr.strip()}")
+        time.sleep(0.3)
+
+
+def _wait_port(port: int, what: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s:g}s")
+
+
+def start(
+    folder: str | Path, cpus: int = 2, memory_mib: int = 8192, accounting: bool | None = None
+) -> SlurmCluster:
+    """munged, slurmctld and slurmd for one node (this machine) under ``folder``, and job
+    accounting (MariaDB + slurmdbd) when installed (``accounting=None``) or asked for."""
     base = Path(folder).resolve()
     for sub in ("state", "spool", "munge", "log"):
         (base / sub).mkdir(parents=True, exist_ok=True)
     os.chmod(base / "munge", 0o700)
     node = socket.gethostname().split(".")[0]
-    cluster = SlurmCluster(str(base), node)
+    if accounting is None:
+        accounting = accounting_available()
+    cluster = SlurmCluster(str(base), node, accounting=accounting)
     key = base / "munge" / "munge.key"
     key.write_bytes(os.urandom(1024))
     os.chmod(key, 0o400)
     socket_path = base / "munge" / "munge.socket"
+    storage = ["AccountingStorageType=accounting_storage/none"]
+    db_port = dbd_port = 0
+    if accounting:
+        storage, db_port, dbd_port = _accounting_conf(cluster, socket_path)
     cluster.conf.write_text(
         "\n".join(
             [
@@ -133,7 +265,7 @@ def start(folder: str | Path, cpus: int = 2, memory_mib: int = 8192) -> SlurmClu
                 "SelectTypeParameters=CR_Core",
                 "ReturnToService=2",
                 "JobAcctGatherType=jobacct_gather/none",
-                "AccountingStorageType=accounting_storage/none",
+                *storage,
                 "JobCompType=jobcomp/none",
                 "SlurmdTimeout=30",
                 "InactiveLimit=0",
@@ -150,6 +282,9 @@ def start(folder: str | Path, cpus: int = 2, memory_mib: int = 8192) -> SlurmClu
         "slurmctld": str(base / "slurmctld.pid"),
         "slurmd": str(base / "slurmd.pid"),
     }
+    if accounting:
+        cluster.pids["mariadbd"] = str(base / "mariadb.pid")
+        cluster.pids["slurmdbd"] = str(base / "slurmdbd.pid")
     cluster.save()
     env = cluster.env()
     try:
@@ -167,6 +302,13 @@ def start(folder: str | Path, cpus: int = 2, memory_mib: int = 8192) -> SlurmClu
             capture_output=True,
             text=True,
         )
+        if accounting:
+            _start_database(cluster, db_port)
+            subprocess.run(["slurmdbd"], env=env, check=True, capture_output=True)
+            _wait_port(dbd_port, "slurmdbd")
+            subprocess.run(  # the cluster is known to accounting before its controller starts
+                ["sacctmgr", "-i", "add", "cluster", "harness"], env=env, capture_output=True
+            )
         subprocess.run(["slurmctld", "-c"], env=env, check=True, capture_output=True)
         subprocess.run(["slurmd", "-N", node], env=env, check=True, capture_output=True)
         cluster.wait_idle()
