@@ -86,7 +86,8 @@ class HostsConf:
 
     ``common`` settings apply to every host; each host has ``name``, ``address`` and optionally
     ``port``, ``user``, ``key_file``, ``roles`` (sut, load), ``workdir``,
-    ``strict_host_key_checking``, ``known_hosts``, ``connect_timeout_s``
+    ``strict_host_key_checking``, ``known_hosts``, ``connect_timeout_s``, ``link_timeout_s``,
+    ``ram_mib`` and ``cores`` (the share of the host a session may use), ``connection``
     (harness.remote.inventory.Host). Passwords are refused: use ssh config, agent or keys.
     """
 

@@ -19,6 +19,7 @@ import yaml
 from harness.config import install_dir
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import CommandResult, Executor, LocalExecutor
+from harness.machine import Machine
 from harness.remote import connect
 from harness.remote.cluster import Cluster
 from harness.remote.inventory import Host, Inventory
@@ -42,8 +43,8 @@ ON_HEAP = ("memtable_heap_space_in_mb", "key_cache_size_in_mb", "index_summary_c
 
 
 class FakeHost(Executor):
-    """An executor that runs nothing: ``ss -Hltn`` prints ``ss``, /proc/meminfo holds
-    ``ram_kib``, every other command succeeds silently and is recorded."""
+    """An executor that runs nothing: ``ss -Hltn`` prints ``ss``, the machine facts and
+    /proc/meminfo hold ``ram_kib``, every other command succeeds silently and is recorded."""
 
     def __init__(
         self,
@@ -73,6 +74,11 @@ class FakeHost(Executor):
     ) -> CommandResult:
         argv = [str(part) for part in command]
         self.commands.append(argv)
+        if argv[:2] == ["sh", "-c"] and "MemTotal" in argv[2]:  # harness.machine's facts
+            if self.ram_kib is None:
+                raise ExecutorError(f"on {self.host}: cannot read /proc/meminfo")
+            facts = f"mem_kib={self.ram_kib}\ncores=2\n"
+            return CommandResult(self.host, tuple(argv), 0, facts, "", 0.0)
         if argv == ["ss", "-Hltn"]:
             return CommandResult(self.host, tuple(argv), self.ss_exit, self.ss, "", 0.0)
         return CommandResult(self.host, tuple(argv), 0, "", "", 0.0)
@@ -187,8 +193,7 @@ def test_the_automatic_heap_is_read_from_the_first_host() -> None:
     ring = Cluster(
         tuple(LocalExecutor(f"n{i}", f"127.0.0.{i + 2}") for i in range(3)), LocalExecutor()
     )
-    meminfo = Path("/proc/meminfo").read_text().split()
-    ram_mib = int(meminfo[meminfo.index("MemTotal:") + 1]) // 1024
+    ram_mib = Machine.of(LocalExecutor()).ram_mib  # control-group limit applied
     assert CassandraSystem(cluster=ring).fit_heap() == heap.auto_heap_mb(ram_mib, 3)
     blind = FakeHost("node1", "10.0.0.1", ram_kib=None)
     with pytest.raises(ConfigError, match=r"memory of SUT host node1 .*heap_mb=") as err:

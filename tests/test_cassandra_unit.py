@@ -26,6 +26,7 @@ from omegaconf import DictConfig
 from harness.config import install_dir
 from harness.errors import ConfigError, WorkloadError, WorkloadTimeout
 from harness.executor import LocalExecutor
+from harness.machine import Machine
 from harness.remote.cluster import Cluster
 from harness.space import Config, load_catalogue
 from systems.cassandra import CassandraSystem, YCSBWorkload, commands, heap, render, ycsb
@@ -569,11 +570,10 @@ def test_cassandra_composes_with_its_workload(
     assert cfg.system.adapter.heap_mb is None and cfg.system.adapter.lock_memory is False
     system = instantiate(cfg.system.adapter)
     assert system.heap_mb is None  # the constructor does no I/O: the heap comes in preflight
-    heap_mb = system.fit_heap()  # what preflight does after its checks: this machine's meminfo
+    heap_mb = system.fit_heap()  # what preflight does after its checks: this machine's memory
     assert system.space.dim == 28 and system.kind == "remote"
     assert system.install_dir == str(root / "cassandra")
-    meminfo = Path("/proc/meminfo").read_text().split()
-    ram_mib = int(meminfo[meminfo.index("MemTotal:") + 1]) // 1024
+    ram_mib = Machine.of(LocalExecutor()).ram_mib  # control-group limit applied
     assert heap_mb == system.heap_mb == heap.auto_heap_mb(ram_mib)
     assert system.catalogue["jvm.heap_mb"].default == min(max(heap_mb, 1024), 31744)
 

@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,43 +166,6 @@ def test_a_cut_link_aborts_keeps_the_finished_tests_and_resume_completes(
     assert all(o["status"] == "SUCCEEDED" for o in final)
 
 
-class _Peers:
-    """Polls ``ss`` on a host while a session runs: the remote addresses of its established
-    TCP connections, except SSH's (the harness driving the host); and ``ps``, for a password
-    on any command line (the namespaces share one process table)."""
-
-    def __init__(self, test_host: testbed.TestHost) -> None:
-        self.host = test_host
-        self.seen: set[str] = set()
-        self.exposed: set[str] = set()
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._poll, daemon=True)
-
-    def _poll(self) -> None:
-        while not self.done.is_set():
-            listing = self.host.run("ss", "-tnH", "state", "established").stdout
-            for line in listing.splitlines():
-                local, peer = line.split()[-2:]
-                if not local.endswith(":22"):
-                    # a Java server's sockets show IPv4-mapped IPv6: [::ffff:198.18.0.11]
-                    address = peer.rsplit(":", 1)[0].strip("[]").removeprefix("::ffff:")
-                    self.seen.add(address)
-            for args in subprocess.run(
-                ["ps", "-eo", "args"], capture_output=True, text=True
-            ).stdout.splitlines():
-                if "PASSWORD=" in args or '"password"' in args:
-                    self.exposed.add(args[:300])
-            time.sleep(0.2)
-
-    def __enter__(self) -> _Peers:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.thread.join(timeout=10)
-
-
 @pytest.mark.parametrize("workload", ["pgbench", "tpcc"])
 def test_the_load_generator_runs_on_another_host(
     bed: Testbed, tmp_path: Path, workload: str
@@ -213,7 +175,7 @@ def test_the_load_generator_runs_on_another_host(
     line of either host (``ps``)."""
     sut, load = bed.hosts[0], bed.hosts[1]
     conf = _config_dir(bed, tmp_path / "conf", load=1)
-    with _Peers(sut) as peers:
+    with testbed.Peers(sut) as peers:
         done = subprocess.run(
             _args(conf, tmp_path / "results", f"split-{workload}", 1, workload),
             cwd=ROOT,
@@ -296,7 +258,7 @@ def test_wrk_runs_on_the_load_host_against_tomcat_on_the_sut(bed: Testbed, tmp_p
     args = _args(conf, tmp_path / "results", "tomcat-split", 1)
     args = [a for a in args if not a.startswith(("system=", "workload"))]
     args += ["system=tomcat", "workload.duration_s=3", "workload.warmup_s=1"]
-    with _Peers(sut) as peers:
+    with testbed.Peers(sut) as peers:
         done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     kept = _finished(tmp_path / "results" / "sessions" / "tomcat-split")

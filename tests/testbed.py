@@ -39,6 +39,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -249,6 +250,43 @@ def _free_network() -> str:
             if f" {network}." not in used:
                 return network
     raise RuntimeError("every /24 of 198.18.0.0/15 is in use on this machine")
+
+
+class Peers:
+    """Polls ``ss`` on a host while a session runs: the remote addresses of its established
+    TCP connections, except SSH's (the harness driving the host); and ``ps``, for a password
+    on any command line (the namespaces share one process table)."""
+
+    def __init__(self, test_host: TestHost) -> None:
+        self.host = test_host
+        self.seen: set[str] = set()
+        self.exposed: set[str] = set()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self.done.is_set():
+            listing = self.host.run("ss", "-tnH", "state", "established").stdout
+            for line in listing.splitlines():
+                local, peer = line.split()[-2:]
+                if not local.endswith(":22"):
+                    # a Java server's sockets show IPv4-mapped IPv6: [::ffff:198.18.0.11]
+                    address = peer.rsplit(":", 1)[0].strip("[]").removeprefix("::ffff:")
+                    self.seen.add(address)
+            for args in subprocess.run(
+                ["ps", "-eo", "args"], capture_output=True, text=True
+            ).stdout.splitlines():
+                if "PASSWORD=" in args or '"password"' in args:
+                    self.exposed.add(args[:300])
+            time.sleep(0.2)
+
+    def __enter__(self) -> Peers:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join(timeout=10)
 
 
 def stop_pid(pid: int) -> None:

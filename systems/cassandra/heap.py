@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import Executor, LocalExecutor
+from harness.machine import Machine
 from harness.space import Space
 
 __all__ = [
@@ -42,22 +43,28 @@ _ON_HEAP = ("memtable_heap_space_in_mb", "key_cache_size_in_mb", "index_summary_
 
 def host_heap_mb(nodes: Sequence[Executor]) -> int:
     """Cassandra's own heap rule for the first SUT host, its memory shared by the nodes that
-    run on it (every node of a local ring is this machine); ConfigError if unreadable."""
+    run on it (every node of a local ring is this machine); ConfigError if unreadable.
+
+    The host's memory is what :meth:`harness.machine.Machine.of` reads there: its control
+    group's limit and the inventory's ``ram_mib`` share applied, as for every other system."""
     first = nodes[0]
     try:
-        meminfo = first.read_text("/proc/meminfo")
-        line = next(ln for ln in meminfo.splitlines() if ln.startswith("MemTotal:"))
-        ram_kib = int(line.split()[1])
-    except (ExecutorError, StopIteration, ValueError, IndexError) as exc:
+        ram_mib = Machine.of(first).ram_mib
+    except (ExecutorError, ValueError) as exc:
         raise ConfigError(
             f"cannot read the memory of SUT host {first.host} ({exc}); "
             "set system.adapter.heap_mb=<MiB per node>"
         ) from None
+    if ram_mib <= 0:
+        raise ConfigError(
+            f"cannot read the memory of SUT host {first.host}; "
+            "set system.adapter.heap_mb=<MiB per node>"
+        )
     local = isinstance(first, LocalExecutor)
     sharing = sum(
         1 for n in nodes if (isinstance(n, LocalExecutor) if local else n.address == first.address)
     )
-    return auto_heap_mb(ram_kib // 1024, sharing)
+    return auto_heap_mb(ram_mib, sharing)
 
 
 def auto_heap_mb(ram_mib: int, nodes_on_host: int = 1) -> int:
