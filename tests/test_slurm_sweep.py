@@ -22,6 +22,8 @@ from tests import slurm
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Sessions slow enough (1 s a test) to be stopped in the middle.
+SLOW = ("tuner=random", "system.adapter.delay_s=1")
 
 
 @pytest.fixture(scope="module")
@@ -53,33 +55,16 @@ def test_a_sweep_of_four_sessions_runs_as_slurm_jobs_into_one_store(
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
 
     def sweep(number: int) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "harness",
-                "-m",
-                "hydra/launcher=submitit_slurm",
-                "hydra.launcher.timeout_min=10",
-                "hydra.launcher.cpus_per_task=1",
-                "hydra.launcher.mem_gb=1",
-                f"hydra.sweep.dir={tmp_path / f'multirun{number}'}",
-                "tuner=random,lhs",
-                "seed=0,1",
-                "system=synthetic10",
-                "budget=10",
-                f"results_dir={tmp_path}",
-                "session.progress=false",
-                "session.name=${hydra:runtime.choices.tuner}-s${seed}",
-                "session.existing=resume",
-                f"tracking.uri={uri}",
-            ],
-            cwd=ROOT,
-            env=cluster.env(),
-            capture_output=True,
-            text=True,
-            timeout=600,
+        done = _sweep(
+            cluster,
+            tmp_path,
+            "tuner=random,lhs",
+            "seed=0,1",
+            "budget=10",
+            sweep_dir=f"multirun{number}",
         )
+        assert isinstance(done, subprocess.CompletedProcess)
+        return done
 
     done = sweep(1)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -115,8 +100,13 @@ def test_a_sweep_of_four_sessions_runs_as_slurm_jobs_into_one_store(
 
 
 def _sweep(
-    cluster: slurm.SlurmCluster, tmp_path: Path, *args: str, wait: bool = True
+    cluster: slurm.SlurmCluster,
+    tmp_path: Path,
+    *args: str,
+    sweep_dir: str = "sweep",
+    wait: bool = True,
 ) -> subprocess.Popen[str] | subprocess.CompletedProcess[str]:
+    """``python -m harness -m`` on the cluster: named sessions that a rerun continues."""
     argv = [
         sys.executable,
         "-m",
@@ -126,10 +116,8 @@ def _sweep(
         "hydra.launcher.timeout_min=10",
         "hydra.launcher.cpus_per_task=1",
         "hydra.launcher.mem_gb=1",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        f"hydra.sweep.dir={tmp_path / sweep_dir}",
         "system=synthetic10",
-        "system.adapter.delay_s=1",
-        "tuner=random",
         f"results_dir={tmp_path}",
         "session.progress=false",
         "session.name=${hydra:runtime.choices.tuner}-s${seed}",
@@ -185,7 +173,7 @@ def test_a_cancelled_job_and_a_killed_one_end_as_statuses_and_a_rerun_finishes_b
     from mlflow.tracking import MlflowClient
 
     _needs_accounting(cluster)
-    proc = _sweep(cluster, tmp_path, "seed=0,1", "budget=20", wait=False)
+    proc = _sweep(cluster, tmp_path, *SLOW, "seed=0,1", "budget=20", wait=False)
     assert isinstance(proc, subprocess.Popen)
     try:
         cancelled, killed = _running(tmp_path, 0, 3), _running(tmp_path, 1, 3)
@@ -215,7 +203,7 @@ def test_a_cancelled_job_and_a_killed_one_end_as_statuses_and_a_rerun_finishes_b
     assert {r.info.run_name: r.info.status for r in runs}.get("random-s0") in ("KILLED", None)
     assert any(r.info.status == "KILLED" for r in runs)
 
-    again = _sweep(cluster, tmp_path, "seed=0,1", "budget=20")
+    again = _sweep(cluster, tmp_path, *SLOW, "seed=0,1", "budget=20")
     assert isinstance(again, subprocess.CompletedProcess)
     assert again.returncode == 0, again.stdout[-3000:]
     assert "2 of 2 job(s) finished" in again.stdout
@@ -230,7 +218,7 @@ def test_a_job_whose_node_goes_down_is_interrupted_then_requeued_by_slurm_and_fi
     INTERRUPTED; the sweep exits 130 and says so) and requeues it; the requeued job continues
     the same session to the end on its own, and a rerun of the sweep then skips it."""
     _needs_accounting(cluster)
-    proc = _sweep(cluster, tmp_path, "seed=7", "budget=15", wait=False)
+    proc = _sweep(cluster, tmp_path, *SLOW, "seed=7", "budget=15", wait=False)
     assert isinstance(proc, subprocess.Popen)
     try:
         started = _running(tmp_path, 0, 3)
@@ -262,7 +250,7 @@ def test_a_job_whose_node_goes_down_is_interrupted_then_requeued_by_slurm_and_fi
             cluster.run("scontrol", "update", f"NodeName={cluster.node}", "State=RESUME")
         time.sleep(1)
     assert _stored(tmp_path, "random-s7") == ("FINISHED", 15)
-    again = _sweep(cluster, tmp_path, "seed=7", "budget=15")
+    again = _sweep(cluster, tmp_path, *SLOW, "seed=7", "budget=15")
     assert isinstance(again, subprocess.CompletedProcess)
     assert again.returncode == 0 and "1 of 1 job(s) finished" in again.stdout, again.stdout[-3000:]
     logs = "".join(p.read_text() for p in (tmp_path / "sweep").rglob("*_log.out"))
