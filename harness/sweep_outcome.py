@@ -23,7 +23,8 @@ import json
 import os
 import socket
 import sys
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ class _Sweep:
 
     folder: Path | None = None
     expected: int | None = None
-    jobs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    started: float = 0.0  # outcomes older than this are an earlier sweep's, in the same folder
 
 
 _SWEEP = _Sweep()
@@ -102,16 +103,20 @@ class SweepOutcome(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _SWEEP.folder = Path(str(config.hydra.sweep.dir))
+        _SWEEP.started = time.time() - 2.0  # a file system's timestamps may lag a little
         try:
             _SWEEP.expected = _expected_jobs(config)
         except Exception:  # a sweep syntax the parser here does not know: list what is found
             _SWEEP.expected = None
 
 
-def _read(folder: Path) -> dict[int, dict[str, Any]]:
+def _read(folder: Path, since: float) -> dict[int, dict[str, Any]]:
+    """This sweep's outcomes (a rerun in the same folder finds the last run's too)."""
     jobs: dict[int, dict[str, Any]] = {}
     for path in sorted(folder.rglob(OUTCOME_FILE)):
         try:
+            if path.stat().st_mtime < since:
+                continue
             outcome = json.loads(path.read_text())
             jobs[int(outcome["job"])] = outcome
         except (OSError, ValueError, KeyError, TypeError):
@@ -162,8 +167,7 @@ def report(stream: Any = None) -> int | None:
     if _SWEEP.folder is None:
         return None
     stream = stream or sys.stdout
-    jobs = _read(_SWEEP.folder)
-    _SWEEP.jobs = jobs
+    jobs = _read(_SWEEP.folder, _SWEEP.started)
     numbers = sorted(set(jobs) | set(range(_SWEEP.expected or 0)))
     statuses = {n: jobs.get(n, {}).get("status", "") for n in numbers}
     unfinished = [n for n in numbers if statuses[n] not in ("FINISHED", SKIPPED)]

@@ -127,3 +127,33 @@ def test_a_job_killed_without_a_word_is_reported_as_died_and_rerun(tmp_path: Pat
     assert again.returncode == 0, again.stdout[-2000:]
     assert "2 of 2 job(s) finished" in again.stdout
     assert _tests(tmp_path, "random-s0") == 30 and _tests(tmp_path, "random-s1") == 30
+
+
+def test_an_earlier_sweeps_outcomes_in_the_same_folder_are_not_reported(tmp_path: Path) -> None:
+    """A rerun into the same sweep folder: the last run's job 2 (this run has jobs 0 and 1)
+    and its stale job 1 are ignored; job 1 of this run never started."""
+    import io
+
+    from harness import sweep_outcome
+
+    def write(job: int, status: str, age_s: float) -> None:
+        folder = tmp_path / str(job)
+        folder.mkdir(exist_ok=True)
+        path = folder / OUTCOME_FILE
+        path.write_text(json.dumps({"job": job, "status": status, "session": f"s{job}"}))
+        os.utime(path, (time.time() - age_s, time.time() - age_s))
+
+    write(1, "FINISHED", 3600)
+    write(2, "INTERRUPTED", 3600)
+    saved = sweep_outcome._SWEEP
+    sweep_outcome._SWEEP = sweep_outcome._Sweep(tmp_path, expected=2, started=time.time() - 2)
+    try:
+        write(0, "FINISHED", 0)
+        out = io.StringIO()
+        code = sweep_outcome.report(out)
+    finally:
+        sweep_outcome._SWEEP = saved
+    assert code == 1
+    assert "1 of 2 job(s) finished" in out.getvalue()
+    assert "job 1: no outcome: it never started" in out.getvalue()
+    assert "job 2" not in out.getvalue()
