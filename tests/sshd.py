@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.testbed import read_pid_file
+
 SSHD = "/usr/sbin/sshd"
 
 
@@ -102,7 +104,7 @@ def private_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateSS
     host_key = (folder / "host_ed25519.pub").read_text().split()
     known_hosts = folder / "known_hosts"
     known_hosts.write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
-    pid = int((folder / "sshd.pid").read_text())
+    pid = read_pid_file(folder / "sshd.pid")
     try:
         yield PrivateSSHD(port, folder / "client_ed25519", known_hosts, folder, pid)
     finally:

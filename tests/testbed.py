@@ -289,6 +289,21 @@ class Peers:
         self.thread.join(timeout=10)
 
 
+def read_pid_file(path: Path, timeout_s: float = 10.0) -> int:
+    """The pid a daemon wrote to `path`, waiting for it.
+
+    A daemon creates its pid file and writes the number a moment later, so an empty file is a
+    file still being written, not an error (CI once read one empty).
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(FileNotFoundError, ValueError, IndexError):
+            return int(path.read_text().split()[0])
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{path} held no pid within {timeout_s:.0f} s")
+        time.sleep(0.05)
+
+
 def stop_pid(pid: int) -> None:
     """SIGTERM, then SIGKILL after 2.5 s; a process already gone is fine."""
     try:
@@ -399,10 +414,7 @@ def _make_host(bed: Testbed, index: int, keys: Path, known_hosts: Path) -> TestH
         check=True,
         capture_output=True,
     )
-    deadline = time.monotonic() + 10
-    while not (folder / "sshd.pid").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    pid = int((folder / "sshd.pid").read_text())
+    pid = read_pid_file(folder / "sshd.pid")
     kind, key = (folder / "host_ed25519.pub").read_text().split()[:2]
     where = address if port == 22 else f"[{address}]:{port}"
     with known_hosts.open("a") as handle:
