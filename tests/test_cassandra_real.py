@@ -26,7 +26,7 @@ from harness.objective import Objective
 from harness.records import Status
 from harness.trial import run_test
 from systems.cassandra import CassandraSystem, YCSBWorkload
-from tests.requirements import NEEDS_CASSANDRA
+from tests.requirements import LONG, NEEDS_CASSANDRA
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, NEEDS_CASSANDRA]
 
@@ -189,6 +189,7 @@ class NodeKiller(threading.Thread):
             time.sleep(0.2)
 
 
+@LONG  # CI runs the same fault on the two-host ring of tests/test_testbed_clusters.py
 def test_three_node_ring_survives_a_node_killed_mid_test(tmp_path: Path) -> None:
     cfg = compose(
         tmp_path,

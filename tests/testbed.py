@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -41,6 +42,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -241,6 +243,17 @@ def _names(prefix: str, *listing: str) -> list[str]:
     return [name for name in names if name.startswith(prefix)]
 
 
+@contextlib.contextmanager
+def _machine_lock() -> Iterator[None]:
+    """An exclusive lock shared by every process of this machine (an flock on /run/lock)."""
+    with open("/run/lock/harness-testbed.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _free_network() -> str:
     """A /24 of 198.18.0.0/15 that no address of this machine is in (root namespace)."""
     used = _ip("-4", "-o", "addr", "show", check=False).stdout
@@ -364,9 +377,11 @@ def start(n: int, folder: str | Path, allow_netns: bool = True) -> Testbed:
     known_hosts.write_text("")
     try:
         if mode == "netns":
-            bed.bridge, bed.network = f"{bed.prefix}br", _free_network()
-            _ip("link", "add", bed.bridge, "type", "bridge")
-            _ip("addr", "add", f"{bed.network}.1/24", "dev", bed.bridge)
+            # Two testbeds started at once (pytest-xdist workers) must not pick the same /24.
+            with _machine_lock():
+                bed.bridge, bed.network = f"{bed.prefix}br", _free_network()
+                _ip("link", "add", bed.bridge, "type", "bridge")
+                _ip("addr", "add", f"{bed.network}.1/24", "dev", bed.bridge)
             _ip("link", "set", bed.bridge, "up")
         for index in range(1, n + 1):
             bed.hosts.append(_make_host(bed, index, keys, known_hosts))
