@@ -15,6 +15,10 @@ NEEDS_PYSPARK = pytest.mark.skipif(
     reason="pyspark (Spark, and the Hadoop jars for MapReduce) not installed: "
     "pip install -e '.[spark]'",
 )
+NEEDS_MARIADB = pytest.mark.skipif(
+    shutil.which("mariadbd") is None and not Path("/usr/sbin/mariadbd").exists(),
+    reason="mariadb-server not installed (apt-get install mariadb-server sysbench)",
+)
 NEEDS_JAVAC = pytest.mark.skipif(shutil.which("javac") is None, reason="no JDK (javac) on PATH")
 NEEDS_TOMCAT = [
     pytest.mark.skipif(

@@ -27,11 +27,10 @@ from harness.system import MetricSpec, System, Workload
 from harness.trial import run_test
 from systems.dbserver.conftext import mycnf_value, pg_string
 from tests.hostile import kill_all, processes_of, run_harness, start_harness, wait_for
+from tests.requirements import NEEDS_MARIADB
 
 HAVE_PG = shutil.which("pg_ctl") is not None or Path("/usr/lib/postgresql").exists()
-HAVE_MARIADB = shutil.which("mariadbd") is not None or Path("/usr/sbin/mariadbd").exists()
 NEEDS_PG = pytest.mark.skipif(not HAVE_PG, reason="postgresql not installed")
-NEEDS_MARIADB = pytest.mark.skipif(not HAVE_MARIADB, reason="mariadb-server not installed")
 NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (runs clients as nobody)")
 #: Quotes, a comment sign, spaces and a backslash: every one must survive my.cnf verbatim.
 HOSTILE_DIR = 'it\'s a "dir" #not-a-comment \\ x'
@@ -196,7 +195,7 @@ def test_a_local_user_cannot_log_in_to_the_private_postgres(pg_workdir: Path) ->
         assert right.returncode == 0, right.stderr  # the secret is what admits
         for name in ("initdb.pw",):
             assert not (system.instance / name).exists()
-        secret_file = system.instance / "sysbench.options"
+        secret_file = system.client_file("sysbench.options")
         assert secret_file.stat().st_mode & 0o077 == 0
     finally:
         system.teardown()

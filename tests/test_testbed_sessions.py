@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from tests import testbed
-from tests.requirements import NEEDS_TOMCAT
+from tests.requirements import NEEDS_MARIADB, NEEDS_TOMCAT
 from tests.testbed import Testbed
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -64,14 +64,19 @@ def _config_dir(bed: Testbed, folder: Path, load: int | None = None, sut: int = 
 
 
 def _args(
-    conf: Path, results: Path, name: str, budget: int, workload: str = "pgbench"
+    conf: Path,
+    results: Path,
+    name: str,
+    budget: int,
+    workload: str = "pgbench",
+    system: str = "postgres",
 ) -> list[str]:
     return [
         sys.executable,
         "-m",
         "harness",
         f"--config-dir={conf}",
-        "system=postgres",
+        f"system={system}",
         f"workload={workload}",
         "workload.duration_s=4",
         "tuner=lhs",
@@ -166,31 +171,50 @@ def test_a_cut_link_aborts_keeps_the_finished_tests_and_resume_completes(
     assert all(o["status"] == "SUCCEEDED" for o in final)
 
 
-@pytest.mark.parametrize("workload", ["pgbench", "tpcc"])
+@pytest.mark.parametrize(
+    ("system", "workload"),
+    [
+        ("postgres", "pgbench"),
+        ("postgres", "tpcc"),
+        pytest.param("mysql", "readwrite", marks=NEEDS_MARIADB),
+    ],
+)
 def test_the_load_generator_runs_on_another_host(
-    bed: Testbed, tmp_path: Path, workload: str
+    bed: Testbed, tmp_path: Path, system: str, workload: str
 ) -> None:
-    """pgbench and the TPC-C driver run on the load host h2 against PostgreSQL on h1, over
-    the testbed's network, as ``ss`` on h1 shows; the password they need is on no command
-    line of either host (``ps``)."""
+    """pgbench, the TPC-C driver and sysbench run on the load host h2 against the server on
+    h1, over the testbed's network, as ``ss`` on h1 shows; the password they need is on no
+    command line of either host (``ps``), and a client that reads it from a file reads the
+    file in h2's folder (on separate machines the SUT's folder is not there)."""
     sut, load = bed.hosts[0], bed.hosts[1]
     conf = _config_dir(bed, tmp_path / "conf", load=1)
+    name = f"split-{system}-{workload}"
     with testbed.Peers(sut) as peers:
         done = subprocess.run(
-            _args(conf, tmp_path / "results", f"split-{workload}", 1, workload),
+            _args(conf, tmp_path / "results", name, 1, workload, system),
             cwd=ROOT,
             capture_output=True,
             text=True,
             timeout=600,
         )
     assert done.returncode == 0, done.stderr[-3000:]
-    kept = _finished(tmp_path / "results" / "sessions" / f"split-{workload}")
+    kept = _finished(tmp_path / "results" / "sessions" / name)
     assert [o["status"] for o in kept] == ["SUCCEEDED"], kept
     assert load.address in peers.seen, peers.seen
-    # Nothing else talks to the server: only the client and h1's own admin commands (psql).
+    # Nothing else talks to the server: only the client and h1's own admin commands.
     assert peers.seen <= {load.address, sut.address}, peers.seen
     assert not peers.exposed, peers.exposed
-    print(f"{workload}: peers of PostgreSQL on {sut.address}: {sorted(peers.seen)}")
+    option_files = [
+        arg.split("=", 1)[1]
+        for command in peers.commands
+        if "sysbench" in command
+        for arg in command.split()
+        if arg.startswith("--config-file=")
+    ]
+    if workload == "readwrite":
+        assert option_files, peers.commands
+    assert all(Path(f).is_relative_to(load.folder) for f in option_files), option_files
+    print(f"{system} {workload}: peers of the server on {sut.address}: {sorted(peers.seen)}")
 
 
 def test_a_pool_of_two_hosts_runs_tests_at_once(bed: Testbed, tmp_path: Path) -> None:

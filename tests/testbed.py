@@ -274,6 +274,8 @@ class Peers:
         self.host = test_host
         self.seen: set[str] = set()
         self.exposed: set[str] = set()
+        #: Every command line seen in ``ps`` while watching (the namespaces share one table).
+        self.commands: set[str] = set()
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._poll, daemon=True)
 
@@ -289,7 +291,8 @@ class Peers:
             for args in subprocess.run(
                 ["ps", "-eo", "args"], capture_output=True, text=True
             ).stdout.splitlines():
-                if "PASSWORD=" in args or '"password"' in args:
+                self.commands.add(args)
+                if "PASSWORD=" in args.upper() or '"password"' in args:
                     self.exposed.add(args[:300])
             time.sleep(0.2)
 

@@ -284,6 +284,19 @@ class ServerSystem(System):
         self.executor.write_text(path, text, mode=0o600)
         return path
 
+    def client_file(self, name: str) -> Path:
+        """``name`` in the benchmark client's folder (on the load host when there is one)."""
+        if self.client_folder is None:
+            raise HarnessError(f"{self.name}: setup() has not run (no client folder)")
+        return self.client_folder / name
+
+    def write_client_secret_file(self, name: str, text: str) -> Path:
+        """A 0600 file in the benchmark client's folder, on the host the client runs on (the
+        load host when there is one): credentials the client reads from a file."""
+        path = self.client_file(name)
+        self.load.write_text(path, text, mode=0o600)
+        return path
+
     def client_env(self) -> dict[str, str]:
         """Environment for client programs (credentials that must not be on a command line)."""
         return {}

@@ -148,9 +148,10 @@ class SysbenchOLTP(Workload):
     def prepare(self, system: System, workdir: Path) -> None:
         if not isinstance(system, ServerSystem):
             raise ConfigError("the sysbench workload needs a database server system")
-        self.binary = find_binary(system.executor, ["sysbench"], ["/usr/bin"], "sysbench")
+        # sysbench is the benchmark client: on the load host when there is one.
+        self.binary = find_binary(system.load, ["sysbench"], ["/usr/bin"], "sysbench")
         run_step(
-            system.executor,
+            system.load,
             self._command(system, "prepare"),
             what="sysbench prepare",
             timeout_s=600,
@@ -161,7 +162,7 @@ class SysbenchOLTP(Workload):
         assert isinstance(system, ServerSystem) and self.binary, "prepare() must run first"
         limit = timeout_s if timeout_s is not None else self.duration_s * 3 + 60
         result = run_step(
-            system.executor,
+            system.load,
             self._command(system, "run"),
             what=f"sysbench {self.mix}",
             timeout_s=limit,

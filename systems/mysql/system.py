@@ -102,6 +102,7 @@ class MySQLSystem(ServerSystem):
     name = "mysql"
     server_user = _USER
     instance_name = "mysql"
+    takes_load_host = True  # sysbench and the TPC-C driver run on the load host (``load=``)
 
     def __init__(
         self,
@@ -110,8 +111,9 @@ class MySQLSystem(ServerSystem):
         run_as: str | None = None,
         space: Space | None = None,
         stop_timeout_s: float = 60.0,
+        load: Executor | None = None,
     ) -> None:
-        super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s)
+        super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s, load)
         self.knob_set = str(knob_set)
         self._own_space = space is None  # ours to rescale to the SUT host at preflight
         self.version = ""
@@ -217,7 +219,8 @@ class MySQLSystem(ServerSystem):
             f"CREATE USER '{BENCH_USER}'@'{client}' {auth} '{self.secret}'; "
             f"GRANT ALL ON {DATABASE}.* TO '{BENCH_USER}'@'{client}'"
         )
-        self.write_secret_file("sysbench.options", f"mysql-password={self.secret}\n")
+        # sysbench reads it on the host it runs on: the load host when there is one.
+        self.write_client_secret_file("sysbench.options", f"mysql-password={self.secret}\n")
         # now that only authenticated accounts exist, listen on TCP for the workload
         self._bootstrap = False
         self.apply(self.config)
@@ -346,7 +349,7 @@ class MySQLSystem(ServerSystem):
         }
 
     def sysbench_args(self) -> list[str]:
-        options = self._require_instance() / "sysbench.options"
+        options = self.client_file("sysbench.options")
         return [
             "--db-driver=mysql",
             f"--mysql-host={self.address}",

@@ -186,7 +186,8 @@ class PostgresSystem(ServerSystem):
                 self.executor.read_text(hba) + "\n# added by the harness (remote SUT)\n"
                 "host all all samenet scram-sha-256\n" + self._load_host_rule(),
             )
-        self.write_secret_file("sysbench.options", f"pgsql-password={self.secret}\n")
+        # sysbench reads it on the host it runs on: the load host when there is one.
+        self.write_client_secret_file("sysbench.options", f"pgsql-password={self.secret}\n")
 
     def _load_host_rule(self) -> str:
         """A pg_hba line admitting a separate load host by its IP (password still required);
@@ -335,7 +336,7 @@ class PostgresSystem(ServerSystem):
         }
 
     def sysbench_args(self) -> list[str]:
-        options = self._require_instance() / "sysbench.options"
+        options = self.client_file("sysbench.options")
         return [
             "--db-driver=pgsql",
             f"--pgsql-host={self.address}",
