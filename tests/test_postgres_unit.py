@@ -139,7 +139,7 @@ def test_hydra_config_builds_every_workload(compose_cfg, workload: str) -> None:
 def test_missing_binary_names_the_debian_package(tmp_path: Path) -> None:
     from harness.errors import ConfigError
     from harness.executor import LocalExecutor
-    from systems.dbserver.base import find_binary, free_port
+    from systems.dbserver.host import find_binary, free_port
 
     with pytest.raises(ConfigError, match="apt-get install postgresql-15"):
         find_binary(LocalExecutor(), ["no-such-initdb-x"], [str(tmp_path)], "postgresql-15")

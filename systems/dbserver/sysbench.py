@@ -16,7 +16,8 @@ from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
-from systems.dbserver.base import ServerSystem, find_binary
+from systems.dbserver.base import ServerSystem
+from systems.dbserver.host import find_binary
 
 __all__ = ["SysbenchOLTP", "histogram_percentile", "parse_sysbench", "sysbench_command"]
 

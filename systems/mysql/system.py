@@ -22,8 +22,9 @@ from harness.machine import Machine
 from harness.process import Deadline, StartFailed, wait_ready
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from harness.system import Workload, native_header
-from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
+from systems.dbserver.base import ServerSystem
 from systems.dbserver.conftext import mycnf_value
+from systems.dbserver.host import find_binary, memory_overrides
 
 __all__ = [
     "CATALOGUE",

@@ -23,8 +23,9 @@ from harness.machine import Machine
 from harness.process import run_step
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from harness.system import native_header
-from systems.dbserver.base import ServerSystem, find_binary, memory_overrides
+from systems.dbserver.base import ServerSystem
 from systems.dbserver.conftext import pg_string
+from systems.dbserver.host import find_binary, memory_overrides
 
 __all__ = [
     "CATALOGUE",
