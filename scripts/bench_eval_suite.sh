@@ -10,6 +10,7 @@
 #
 #   bash scripts/bench_eval_suite.sh            # continue; each tuner group in turn
 #   bash scripts/bench_eval_suite.sh report     # only rewrite REPORT.md from the cache
+#   bash scripts/bench_eval_suite.sh interim    # the tuners finished so far: interim/REPORT.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$(pwd)
@@ -24,6 +25,11 @@ cd "$tree"   # its packages come first on sys.path: the pinned code runs
 common=(--suite eval --noise 0 0.05 0.15 --seeds 10 --budget 100 --processes 2
         --out "$out" --cache "$out/cache.json" --no-progress)
 all=(classytune classytune_paper bestconfig lhs random gbrt rfr optuna_tpe smac)
+if [ "${1:-}" = "interim" ]; then
+  # smac's 240 sessions take hours: the report of the tuners whose sessions are all cached
+  exec nice -n 10 "$python" -m paper.bench "${common[@]}" --processes 1 --out "$out/interim" \
+    --tuners classytune classytune_paper bestconfig lhs random gbrt rfr optuna_tpe
+fi
 if [ "${1:-}" = "report" ]; then
   # every session is in the cache by then: nothing runs, the report is written
   exec nice -n 10 "$python" -m paper.bench "${common[@]}" --tuners "${all[@]}"

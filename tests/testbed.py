@@ -288,8 +288,9 @@ class Peers:
                     # a Java server's sockets show IPv4-mapped IPv6: [::ffff:198.18.0.11]
                     address = peer.rsplit(":", 1)[0].strip("[]").removeprefix("::ffff:")
                     self.seen.add(address)
+            # -ww: whole command lines (piped, ps cuts them at 80 columns otherwise)
             for args in subprocess.run(
-                ["ps", "-eo", "args"], capture_output=True, text=True
+                ["ps", "-ww", "-eo", "args"], capture_output=True, text=True
             ).stdout.splitlines():
                 self.commands.add(args)
                 if "PASSWORD=" in args.upper() or '"password"' in args:
