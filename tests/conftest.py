@@ -93,8 +93,10 @@ SERVER_MODULES = frozenset(
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules that start real servers last (see :func:`pytest_xdist_make_scheduler`)."""
-    items.sort(key=lambda item: item.path.name in SERVER_MODULES)
+    """On xdist workers, the modules that start real servers last (see
+    :func:`pytest_xdist_make_scheduler`); in one process, the order stays as collected."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.path.name in SERVER_MODULES)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -115,3 +117,45 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return "servers" if module in SERVER_MODULES else nodeid
 
     return ServersTogether(config, log)
+
+
+def _worker_states(config: pytest.Config) -> Path | None:
+    """The folder where each xdist worker of this run writes what it is doing: the run's own
+    temporary folder, which pytest cleans up (None without workers, ``-n 0``)."""
+    basetemp = getattr(config.option, "basetemp", None)
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not basetemp:
+        return None
+    return Path(basetemp).parent / "worker-states"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """A server test waits until the other worker has finished its last unit tests, so that
+    even the first server test is measured alone (CI once saw a Cassandra node beside the
+    wheel-building tests fall below its test's throughput floor)."""
+    folder, worker = _worker_states(item.config), os.environ.get("PYTEST_XDIST_WORKER", "")
+    if folder is not None:
+        folder.mkdir(exist_ok=True)
+        server = item.path.name in SERVER_MODULES
+        (folder / worker).write_text("server" if server else "unit")
+        if server:
+            _wait_for_idle_workers(folder, worker)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    yield
+    folder, worker = _worker_states(item.config), os.environ.get("PYTEST_XDIST_WORKER", "")
+    if folder is not None:
+        (folder / worker).write_text("idle")
+
+
+def _wait_for_idle_workers(folder: Path, me: str, timeout_s: float = 600.0) -> None:
+    """Until every other worker has been idle (or on server tests) for 1.5 s; a worker moves
+    from one test to the next in well under that."""
+    deadline, quiet = time.monotonic() + timeout_s, 0
+    while quiet < 3 and time.monotonic() < deadline:
+        busy = [p for p in folder.iterdir() if p.name != me and p.read_text() == "unit"]
+        quiet = 0 if busy else quiet + 1
+        time.sleep(0.5)
