@@ -111,6 +111,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """
     from xdist.scheduler import LoadScopeScheduling
 
+    config.option.loadscopereorder = False  # keep the collection order: the servers last
+
     class ServersTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = Path(nodeid.split("::", 1)[0]).name
