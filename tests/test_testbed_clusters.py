@@ -113,8 +113,11 @@ def test_a_cassandra_ring_on_two_hosts_is_driven_by_ycsb_from_a_third_and_surviv
         o.message for o in result.observations
     ]
     assert f"{system.nodes[1].host} stopped during the test" in result.observations[1].message
-    ran = [result.observations[0], result.observations[2]]
-    assert all(o.metrics["throughput_ops"] > 5 for o in ran)  # the last: the ring came back
+    # The third test's start waited for both nodes to be UN in nodetool status, so its SUCCEEDED
+    # is the proof that the ring came back; throughput only has to be real, not fast: a random
+    # configuration on a ring sharing 2 cores with YCSB measured 5 ops/s or less once in CI.
+    throughputs = [result.observations[i].metrics["throughput_ops"] for i in (0, 2)]
+    assert all(t > 0 for t in throughputs), throughputs
     # YCSB on h3 spoke to both nodes; the nodes gossiped with each other and served h3.
     assert {ring[0].address, ring[1].address} <= client, client
     assert ring[1].address in first and load.address in first, first
