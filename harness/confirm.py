@@ -21,7 +21,6 @@ from harness.records import Observation, Status
 __all__ = [
     "CONFIRM_KEY",
     "Confirmation",
-    "best_of",
     "confirmation",
     "pending_roles",
     "tagged",
@@ -43,18 +42,17 @@ def pending_roles(rounds: int, references: Sequence[Observation]) -> list[str]:
     return plan
 
 
-def best_of(observations: Sequence[Observation]) -> Observation | None:
-    """The session's best test (the summary's rule: highest score, earliest on ties)."""
-    ok = [o for o in observations if o.ok]
-    return max(ok, key=lambda o: (o.score, -o.trial)) if ok else None
-
-
 def to_confirm(
-    rounds: int, budget: int, observations: Sequence[Observation], refs: Sequence[Observation]
+    rounds: int,
+    budget: int,
+    observations: Sequence[Observation],
+    refs: Sequence[Observation],
+    answer: Observation | None,
 ) -> list[str]:
-    """The confirmation runs a session still owes: none before its budget is spent or when
-    nothing beat the default (its best is trial 0)."""
-    best = best_of(observations)
+    """The confirmation runs a session still owes for its ``answer``
+    (:attr:`harness.session_options.SessionResult.answer`): none before its budget is spent
+    or when nothing beat the default (the answer is trial 0)."""
+    best = answer
     if best is None or best.trial == 0 or len(observations) < budget:
         return []
     return pending_roles(rounds, refs)

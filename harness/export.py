@@ -1,8 +1,9 @@
 """Apply the answer: write a session's best configuration where a user can use it.
 
 ``python -m harness.export <session folder> [--format native|yaml|json|env] [--out DIR]``
-reads the session folder through the store, picks the best test by the session summary's own
-rule (:attr:`harness.session_options.SessionResult.best`), rebuilds the system adapter from
+reads the session folder through the store, picks the session's answer by the summary's own
+rule (:attr:`harness.session_options.SessionResult.answer`: the best measured test, or the
+tuner's own answer when the session recorded one), rebuilds the system adapter from
 the stored config *without* starting or reaching anything (adapters do no I/O before
 ``preflight``), and writes into ``--out`` (default ``<session>/export/``):
 
@@ -76,9 +77,12 @@ class ExportResult:
 
 
 # -- the session ---------------------------------------------------------------------------
-def best_observation(folder: Path, observations: list[Observation]) -> Observation | None:
-    """The best test by the summary's rule (score only: no objective is needed to rank)."""
-    # The objective is not read by ``best``: a stand-in keeps the rule in one place.
+def best_observation(
+    folder: Path, observations: list[Observation], answer_trial: int | None = None
+) -> Observation | None:
+    """The session's answer by the summary's rule (:attr:`SessionResult.answer`: the tuner's
+    own answer when the session recorded one, else the best measured; no objective needed)."""
+    # The objective is not read by ``answer``: a stand-in keeps the rule in one place.
     result = SessionResult(
         session_id="",
         directory=folder,
@@ -87,8 +91,9 @@ def best_observation(folder: Path, observations: list[Observation]) -> Observati
         references=[],
         status="",
         tracking="",
+        answer_trial=answer_trial,
     )
-    return result.best
+    return result.answer
 
 
 def build_adapter(cfg: DictConfig) -> System:
@@ -146,7 +151,10 @@ def export_session(
             "export needs a session started by python -m harness or harness.api.run"
         )
     observations = store.load()
-    best = best_observation(path, observations)
+    answer_trial = meta.get("answer_trial")
+    best = best_observation(
+        path, observations, answer_trial if isinstance(answer_trial, int) else None
+    )
     if best is None:
         raise ConfigError(
             f"session {path} has no successful test to export ({len(observations)} tests); "

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.space import Config
 
-__all__ = ["Observation", "Status", "best_measured", "config_key", "measurement_count"]
+__all__ = [
+    "Observation",
+    "Status",
+    "answer_of",
+    "best_measured",
+    "config_key",
+    "measurement_count",
+]
 
 
 class Status(enum.StrEnum):
@@ -111,3 +118,14 @@ def best_measured(observations: Iterable[Observation]) -> Observation | None:
             closest = min(ok, key=lambda pair: (abs(pair[1] - mean), pair[0].trial))[0]
             best = (rank, closest)
     return best[1] if best else None
+
+
+def answer_of(observations: Sequence[Observation], answer_trial: int | None) -> Observation | None:
+    """The session's answer: the successful test ``answer_trial`` when the tuner named one
+    (:meth:`harness.tuner.Tuner.answer`, e.g. Algorithm 1's output), else the best measured
+    setting (:func:`best_measured`)."""
+    if answer_trial is not None:
+        for obs in observations:
+            if obs.trial == answer_trial and obs.ok:
+                return obs
+    return best_measured(observations)

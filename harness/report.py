@@ -20,7 +20,7 @@ def format_value(value: float | None, unit: str = "") -> str:
 def _side_by_side(result: SessionResult) -> list[str]:
     """The metrics a utility or constraint reads, default vs best (for constrained sessions)."""
     names = getattr(result.objective, "reported_metrics", ())
-    default, best = result.default, result.best
+    default, best = result.default, result.answer
     if not names or best is None:
         return []
     rows = ["  metrics (default → best):"]
@@ -92,13 +92,16 @@ def summary(result: SessionResult) -> str:
         lines.append(
             "  constraints: " + "; ".join(str(getattr(c, "text", c)) for c in constraints)
         )
-    best = result.best
+    best = result.answer
     if best is None:
         lines.append("  no test succeeded; see the messages in samples.csv")
     else:
         lines += [
-            f"  best:      {format_value(result.value(best), objective.unit)} "
+            f"  {'answer' if result.answer_trial is not None else 'best'}:"
+            f"{' ' * (4 if result.answer_trial is not None else 6)}"
+            f"{format_value(result.value(best), objective.unit)} "
             f"(trial {best.trial}{_measured_times(result)})",
+            *_best_beside_answer(result),
             f"  improvement over default: {_percent(result.improvement())}"
             + (
                 f"; vs the nearest default re-measurement: "
@@ -121,7 +124,16 @@ def summary(result: SessionResult) -> str:
     return "\n".join(lines)
 
 
+def _best_beside_answer(result: SessionResult) -> list[str]:
+    """The best measured test, when the tuner answered with another one (its own rule)."""
+    best = result.best
+    if result.answer_trial is None or best is None:
+        return []
+    value = format_value(result.value(best), result.objective.unit)
+    return [f"  (the tuner's own answer; the best measured test: {value}, trial {best.trial})"]
+
+
 def _measured_times(result: SessionResult) -> str:
-    """ ", the test nearest the mean of its 3 measurements" when the best was re-measured."""
-    times = result.measurements_of_best()
+    """ ", the test nearest the mean of its 3 measurements" when the answer was re-measured."""
+    times = result.measurements_of_answer()
     return f", the test nearest the mean of its {times} measurements" if times > 1 else ""

@@ -41,7 +41,7 @@ from harness.errors import (
 )
 from harness.objective import Objective
 from harness.pool import Worker, batch_size, run_wave, setup_workers, teardown_workers, waves
-from harness.records import Observation, Status
+from harness.records import Observation, Status, best_measured, config_key
 from harness.session_end import session_metrics, write_session_outputs
 from harness.session_options import SessionOptions, SessionResult, resume_command
 from harness.session_references import ReferenceRuns
@@ -142,7 +142,7 @@ class Session(ReferenceRuns):
         observations: list[Observation] = []
         status, message = "FINISHED", ""
         try:
-            if len(stored) < self.options.budget or self._to_confirm(stored, references):
+            if len(stored) < self.options.budget or self._owes_confirmation(stored, references):
                 self._prepare_workdir()
                 self._setup_system()
             self._loop(stored, observations, references, logged, on_progress)
@@ -189,6 +189,7 @@ class Session(ReferenceRuns):
             tuner_seconds=self.tuner.compute_seconds,
             notes=self.system.summary_lines(),
             space=self.system.space,
+            answer_trial=self._answer_trial(observations),
         )
         try:
             self._finish(result)
@@ -393,9 +394,22 @@ class Session(ReferenceRuns):
         assert self.tuner is not None, "the tuner is built first"
         return self.tuner
 
+    def _answer_trial(self, observations: list[Observation]) -> int | None:
+        """The trial of the tuner's own answer when it is another setting than the best
+        measured (:attr:`SessionResult.answer_trial`), else None."""
+        answer, best = self.session_answer(observations), best_measured(observations)
+        if answer is None or best is None or config_key(answer.config) == config_key(best.config):
+            return None
+        return answer.trial
+
     def _finish(self, result: SessionResult) -> None:
+        # The answer is in session.json before the export reads it.
+        try:
+            self.store.update_meta(answer_trial=result.answer_trial)
+        except StoreError as exc:
+            log.error("%s", exc)
         artifacts = write_session_outputs(self.store, self.tuner, result)
-        best = result.best
+        best = result.answer
         params = {f"{keys.PREFIX_CONFIG}{k}": v for k, v in best.config.items()} if best else {}
         try:
             self.store.update_meta(

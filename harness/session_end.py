@@ -59,7 +59,7 @@ def write_session_outputs(
 
 def _export_best(store: Store, result: SessionResult) -> None:
     """``export/``: the best configuration in the system's own syntax (harness.export)."""
-    if result.best is None:
+    if result.answer is None:
         return  # nothing succeeded: nothing to apply
     from harness.export import export_session
 
@@ -81,7 +81,7 @@ def session_metrics(result: SessionResult) -> dict[str, float]:
     }
     for key, value in (
         (keys.METRIC_DEFAULT, result.value(result.default)),
-        (keys.METRIC_BEST, result.value(result.best)),
+        (keys.METRIC_BEST, result.value(result.answer)),  # the session's answer
         (keys.METRIC_IMPROVEMENT, result.improvement()),
         (keys.METRIC_IMPROVEMENT_NEAREST, result.improvement_vs_nearest()),
         (keys.METRIC_IMPROVEMENT_CONFIRMED, getattr(confirmed, "improvement", None)),

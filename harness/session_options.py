@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.objective import Objective
-from harness.records import Observation, Status, best_measured, measurement_count
+from harness.records import Observation, Status, answer_of, best_measured, measurement_count
 from harness.space import Space
 
 __all__ = ["SessionOptions", "SessionPolicy", "SessionResult", "resume_command"]
@@ -105,6 +105,9 @@ class SessionResult:
     notes: list[str] = field(default_factory=list)
     #: The system's knobs (units and risks in the summary); ``None`` when not known.
     space: Space | None = None
+    #: The trial of the tuner's own answer when it is not the best measured setting (e.g.
+    #: ``classytune_paper`` with ``answer=algorithm``); ``None``: the best measured is it.
+    answer_trial: int | None = None
 
     @property
     def default(self) -> Observation | None:
@@ -116,10 +119,17 @@ class SessionResult:
         measurements (:func:`harness.records.best_measured`)."""
         return best_measured(self.observations)
 
-    def measurements_of_best(self) -> int:
-        """How many tests measured the best configuration (more than 1 after a re-measure)."""
-        best = self.best
-        return measurement_count(self.observations, best.config) if best else 0
+    @property
+    def answer(self) -> Observation | None:
+        """The session's answer, which the summary, the export, the confirmation runs and the
+        benchmarks use: the tuner's own (:attr:`answer_trial`) or else :attr:`best`."""
+        return answer_of(self.observations, self.answer_trial)
+
+    def measurements_of_answer(self) -> int:
+        """How many tests measured the answer's configuration (more than 1 after a
+        re-measure)."""
+        answer = self.answer
+        return measurement_count(self.observations, answer.config) if answer else 0
 
     def value(self, obs: Observation | None) -> float | None:
         """The raw objective value of a test that ran (also when it broke a constraint)."""
@@ -131,14 +141,14 @@ class SessionResult:
             return None
 
     def improvement(self) -> float | None:
-        best, default = self.value(self.best), self.value(self.default)
+        best, default = self.value(self.answer), self.value(self.default)
         if best is None or default is None:
             return None
         return self.objective.improvement(best, default)
 
     def nearest_default(self) -> Observation | None:
-        """The default measurement nearest in time to the best test (noise-aware baseline)."""
-        best = self.best
+        """The default measurement nearest in time to the answer (noise-aware baseline)."""
+        best = self.answer
         again = [o for o in self.references if o.is_default]  # not the best's confirmations
         candidates = [o for o in [self.default, *again] if o is not None and o.ok]
         if best is None or not candidates:
@@ -148,7 +158,7 @@ class SessionResult:
         )
 
     def improvement_vs_nearest(self) -> float | None:
-        best, near = self.value(self.best), self.value(self.nearest_default())
+        best, near = self.value(self.answer), self.value(self.nearest_default())
         if best is None or near is None:
             return None
         return self.objective.improvement(best, near)

@@ -11,9 +11,9 @@ import logging
 from typing import Any
 
 from harness import tracking_keys as keys
-from harness.confirm import best_of, tagged, to_confirm
+from harness.confirm import pending_roles, tagged, to_confirm
 from harness.objective import Objective
-from harness.records import Observation
+from harness.records import Observation, best_measured
 from harness.session_options import SessionOptions
 from harness.space import Config
 from harness.store import Store
@@ -38,6 +38,14 @@ class ReferenceRuns:
     store: Store
     tracker: Any
     fixed: Config
+    tuner: Any
+
+    def session_answer(self, observations: list[Observation]) -> Observation | None:
+        """The session's answer so far: the tuner's own (:meth:`harness.tuner.Tuner.answer`)
+        once it has been told every test, else the best measured setting."""
+        told = self.tuner is not None and len(self.tuner.history) >= len(observations)
+        answer = self.tuner.answer() if told else None
+        return answer if answer is not None else best_measured(observations)
 
     def _timeout(self) -> float:  # pragma: no cover - Session's
         raise NotImplementedError
@@ -69,13 +77,18 @@ class ReferenceRuns:
         real = self.system.kind in ("real", "remote")
         return 3 if real and self.options.budget >= CONFIRM_FROM_BUDGET else 0
 
-    def _to_confirm(self, observations: list[Observation], refs: list[Observation]) -> list[str]:
-        return to_confirm(self.confirm_rounds, self.options.budget, observations, refs)
+    def _owes_confirmation(self, stored: list[Observation], refs: list[Observation]) -> bool:
+        """Whether a resumed session whose budget is spent may still owe confirmation runs
+        (its system must then be set up; the tuner has not replayed yet, so its answer is not
+        known: an answer that turns out to be the default runs none)."""
+        rounds = self.confirm_rounds
+        return len(stored) >= self.options.budget and bool(pending_roles(rounds, refs))
 
     def _confirm(self, observations: list[Observation], references: list[Observation]) -> None:
-        """The best and the default re-measured, alternating (:mod:`harness.confirm`)."""
-        best = best_of(observations)
-        for role in self._to_confirm(observations, references):
+        """The answer and the default re-measured, alternating (:mod:`harness.confirm`)."""
+        best = self.session_answer(observations)
+        owed = to_confirm(self.confirm_rounds, self.options.budget, observations, references, best)
+        for role in owed:
             log.info("confirming the %s configuration", role)
             if role == "default" or best is None:
                 ref = self._measure({**self.system.space.default(), **self.fixed}, 0, True)

@@ -148,7 +148,7 @@ def session_row(
     objective, observations = session.objective, result.observations
     if result.status != "FINISHED":
         return {**head, "error": f"{result.status}: {result.message}"}
-    default, best = result.default, result.best
+    default, best = result.default, result.answer  # the tuner's own answer, if it has one
     adapter: Any = session.system  # the bench's systems all know their optimum
     extra: dict[str, Any] = {}
     if hasattr(adapter, "default_values"):  # recorded-data systems: default rules and noise

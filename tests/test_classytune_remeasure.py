@@ -115,7 +115,7 @@ def test_a_noisy_session_spends_its_last_tests_on_repeats(tmp_path: Path) -> Non
     assert len(set(keys[:24])) == 24  # the search never repeats itself
     assert all(key in keys[:24] for key in keys[24:])  # the last 6 measure settings again
     best = result.best
-    assert best is not None and result.measurements_of_best() >= 2
+    assert best is not None and result.measurements_of_answer() >= 2
     scores = [
         o.score for o in result.observations if config_key(o.config) == config_key(best.config)
     ]
