@@ -36,14 +36,15 @@ from harness.errors import (
     SessionAborted,
     StoreError,
     SystemStartError,
-    TrackingRunMissing,
     WorkloadError,
 )
 from harness.objective import Objective
-from harness.pool import Worker, batch_size, run_wave, setup_workers, teardown_workers, waves
+from harness.pool import Worker, setup_workers, teardown_workers
 from harness.records import Observation, Status, best_measured, config_key
 from harness.session_end import session_metrics, write_session_outputs
+from harness.session_meta import open_tracking
 from harness.session_options import SessionOptions, SessionResult, resume_command
+from harness.session_pool import PoolLoop
 from harness.session_references import ReferenceRuns
 from harness.signals import SignalGuard, exported
 from harness.space import Config
@@ -62,7 +63,7 @@ TunerFactory = Callable[..., Tuner]
 SESSION_ENV = "HARNESS_SESSION"
 
 
-class Session(ReferenceRuns):
+class Session(ReferenceRuns, PoolLoop):
     """Runs (or resumes) one tuning session against one system and workload."""
 
     def __init__(
@@ -133,12 +134,14 @@ class Session(ReferenceRuns):
         )
         if self.pool and not self.tuner.proposes_batches:
             log.warning(
-                "session.parallel=%d: tuner %s proposes one configuration at a time after its "
-                "initial design; only that design runs in parallel",
+                "session.parallel=%d: tuner %s proposes one configuration per result after its "
+                "initial design; its proposals do not see the tests still running",
                 len(self.pool) + 1,
                 self.tuner_name,
             )
-        logged = self._open_tracking(stored)
+        logged = open_tracking(
+            self.store, self.tracker, self._tuner(), self.workload, self.session_id
+        )
         observations: list[Observation] = []
         status, message = "FINISHED", ""
         try:
@@ -243,57 +246,50 @@ class Session(ReferenceRuns):
         logged: set[int],
         on_progress: Callable[[Observation, float | None], None] | None,
     ) -> None:
-        assert self.tuner is not None
+        if self.pool:
+            self._pool_loop(stored, observations, references, logged, on_progress)
+            return
+        tuner = self._tuner()
         budget = self.options.budget
-        workers = [Worker(self.system, self.workload), *self.pool]
         while len(observations) < budget:
-            wanted = batch_size(self.tuner.preferred_batch, len(workers), len(observations))
-            batch = self.tuner.ask(min(wanted, budget - len(observations)))
+            batch = tuner.ask(min(tuner.preferred_batch, budget - len(observations)))
             told: list[Observation] = []
-            for wave in waves(batch, len(observations), len(stored), len(workers)):
-                for obs in self._run_wave(wave, stored, references, logged, workers):
-                    trial = obs.trial
-                    if trial == 0 and obs.ok:  # the timeout reference, also when replayed
-                        self._default_run_s = float(obs.extra.get("run_s", obs.duration_s))
-                    observations.append(obs)
-                    told.append(obs)
-                    self._track_best(obs)
-                    if on_progress:
-                        on_progress(obs, self._best_value)
-                    self._check_crashes(obs, replayed=trial < len(stored))
-            step_from = len(self.tuner.compute_log)
-            self.tuner.tell(told)
-            for record in self.tuner.compute_log[max(step_from - 2, 0) :]:
-                self.tracker.log_step(record.step, {keys.METRIC_TUNER_SECONDS: record.seconds})
+            for config in batch:
+                trial = len(observations)
+                if trial < len(stored):
+                    obs = self._replayed(stored[trial], logged)  # never rerun a finished test
+                else:
+                    self._maybe_remeasure_default(trial, references)
+                    obs = self._stored(self._run_one(config, trial))
+                self._record(obs, observations, on_progress, replayed=trial < len(stored))
+                told.append(obs)
+            self._tell(told)
 
-    def _run_wave(
+    def _record(
         self,
-        wave: list[tuple[Config, int]],
-        stored: list[Observation],
-        references: list[Observation],
-        logged: set[int],
-        workers: list[Worker],
-    ) -> list[Observation]:
-        """A wave's observations in trial order: replayed from the store, or measured (on
-        the pool's hosts at once) and appended to the store and the tracker."""
-        if wave[0][1] < len(stored):
-            obs = stored[wave[0][1]]  # replay: never rerun a finished test
-            if obs.trial not in logged:
-                self.tracker.log_test(obs, self._objective_value(obs))
-            return [obs]
-        for _, trial in wave:
-            self._maybe_remeasure_default(trial, references)
-        if len(workers) == 1:
-            results = [self._run_one(config, trial) for config, trial in wave]
-        else:
-            results = run_wave(workers, wave, self._run_on)
-        for obs in results:
-            self.store.append(obs)
-            self.tracker.log_test(obs, self._objective_value(obs))
-        return results
+        obs: Observation,
+        observations: list[Observation],
+        on_progress: Callable[[Observation, float | None], None] | None,
+        replayed: bool,
+    ) -> None:
+        """A finished (or replayed) test joins the session's observations, before the tuner
+        is told it."""
+        if obs.trial == 0 and obs.ok:  # the timeout reference, also when replayed
+            self._default_run_s = float(obs.extra.get("run_s", obs.duration_s))
+        if obs.status is not Status.SUCCEEDED and not replayed:
+            log.info("trial %d: %s %s", obs.trial, obs.status.value, obs.message)
+        observations.append(obs)
+        self._track_best(obs)
+        if on_progress:
+            on_progress(obs, self._best_value)
+        self._check_crashes(obs, replayed=replayed)
 
-    def _run_on(self, worker: Worker, config: Config, trial: int) -> Observation:
-        return self._run_one(config, trial, worker.system, worker.workload)
+    def _tell(self, told: list[Observation]) -> None:
+        tuner = self._tuner()
+        step_from = len(tuner.compute_log)
+        tuner.tell(told)
+        for record in tuner.compute_log[max(step_from - 2, 0) :]:
+            self.tracker.log_step(record.step, {keys.METRIC_TUNER_SECONDS: record.seconds})
 
     def _run_one(
         self,
@@ -314,8 +310,6 @@ class Session(ReferenceRuns):
             start_timeout_s=self.options.start_timeout_s,
             is_default=trial == 0,
         )
-        if obs.status is not Status.SUCCEEDED:
-            log.info("trial %d: %s %s", trial, obs.status.value, obs.message)
         return obs
 
     def _timeout(self) -> float:
@@ -362,34 +356,6 @@ class Session(ReferenceRuns):
         return self.system.space.subspace(free)
 
     # -- tracking and the end ---------------------------------------------------------------
-    def _open_tracking(self, stored: list[Observation]) -> set[int]:
-        meta = self.store.read_meta()
-        run_id = meta.get("mlflow_run_id")
-        if run_id:
-            try:
-                return self.tracker.resume_session(run_id)
-            except TrackingRunMissing as exc:
-                # The store on disk has every test: log them again, as a new run.
-                log.warning("%s: logging this session as a new MLflow run", exc)
-        # the config as given, plus what the objects resolved from it (defaults filled in)
-        resolved = {
-            **{f"{keys.PREFIX_RESOLVED}tuner.{k}": v for k, v in self._tuner().params().items()},
-            **{
-                f"{keys.PREFIX_RESOLVED}workload.{k}": v for k, v in self.workload.params().items()
-            },
-        }
-        run_id = self.tracker.start_session(
-            experiment=meta["experiment"],
-            run_name=self.session_id,
-            params={**meta.get("params", {}), **resolved},
-            tags=meta.get("tags", {}),
-            artifact_root=Path(meta.get("artifact_root", self.store.directory / "mlartifacts")),
-            knobs=list(self._tuner().space.names),
-        )
-        if run_id:
-            self.store.update_meta(mlflow_run_id=run_id)
-        return set()
-
     def _tuner(self) -> Tuner:
         assert self.tuner is not None, "the tuner is built first"
         return self.tuner

@@ -8,15 +8,22 @@ libraries that change results (:data:`RESULT_LIBRARIES`) and the system it was m
 from __future__ import annotations
 
 import functools
+import logging
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from harness import tracking_keys as keys
+from harness.errors import TrackingRunMissing
+from harness.store import Store
 from harness.system import System, Workload
+from harness.tracker import Tracker
+from harness.tuner import Tuner
 
-__all__ = ["RESULT_LIBRARIES", "library_versions", "session_meta"]
+log = logging.getLogger("harness.session")
+
+__all__ = ["RESULT_LIBRARIES", "library_versions", "open_tracking", "session_meta"]
 
 
 #: The libraries whose versions change a session's numbers (models, samplers, numerics).
@@ -101,3 +108,34 @@ def session_meta(
         "params": params or {},
         "artifact_root": str((artifact_root or folder / "mlartifacts").resolve()),
     }
+
+
+def open_tracking(
+    store: Store, tracker: Tracker, tuner: Tuner, workload: Workload, session_id: str
+) -> set[int]:
+    """Open the session's MLflow run from its record: the run of an earlier start when it still
+    exists (the trials it already logged are returned), else a new run with the session's
+    params and tags (the store on disk has every test: they are logged again)."""
+    meta = store.read_meta()
+    run_id = meta.get("mlflow_run_id")
+    if run_id:
+        try:
+            return tracker.resume_session(run_id)
+        except TrackingRunMissing as exc:
+            log.warning("%s: logging this session as a new MLflow run", exc)
+    # the config as given, plus what the objects resolved from it (defaults filled in)
+    resolved = {
+        **{f"{keys.PREFIX_RESOLVED}tuner.{k}": v for k, v in tuner.params().items()},
+        **{f"{keys.PREFIX_RESOLVED}workload.{k}": v for k, v in workload.params().items()},
+    }
+    run_id = tracker.start_session(
+        experiment=meta["experiment"],
+        run_name=session_id,
+        params={**meta.get("params", {}), **resolved},
+        tags=meta.get("tags", {}),
+        artifact_root=Path(meta.get("artifact_root", store.directory / "mlartifacts")),
+        knobs=list(tuner.space.names),
+    )
+    if run_id:
+        store.update_meta(mlflow_run_id=run_id)
+    return set()

@@ -13,6 +13,7 @@ from typing import Any
 from harness import tracking_keys as keys
 from harness.confirm import pending_roles, tagged, to_confirm
 from harness.objective import Objective
+from harness.pool import Worker
 from harness.records import Observation, best_measured
 from harness.session_options import SessionOptions
 from harness.space import Config
@@ -60,12 +61,16 @@ class ReferenceRuns:
         if any(int(r.extra.get("after_trial", -1)) == trial for r in references):
             return  # measured before an interruption
         ref = self._measure({**self.system.space.default(), **self.fixed}, trial, True)
-        ref = Observation(**{**ref.__dict__, "extra": {**ref.extra, "after_trial": trial}})
+        self._keep_reference(ref, trial, references)
+
+    def _keep_reference(self, ref: Observation, after: int, references: list[Observation]) -> None:
+        """Store and log the default re-measured after ``after`` tests."""
+        ref = Observation(**{**ref.__dict__, "extra": {**ref.extra, "after_trial": after}})
         self.store.append(ref, reference=True)
         references.append(ref)
         value = self._objective_value(ref)
         if value is not None:
-            self.tracker.log_step(trial, {keys.METRIC_DEFAULT: value})
+            self.tracker.log_step(after, {keys.METRIC_DEFAULT: value})
 
     @property
     def confirm_rounds(self) -> int:
@@ -98,11 +103,14 @@ class ReferenceRuns:
             self.store.append(ref, reference=True)
             references.append(ref)
 
-    def _measure(self, config: Config, trial: int, is_default: bool) -> Observation:
-        """A reference test: recorded apart from the tuner's tests, never told to it."""
+    def _measure(
+        self, config: Config, trial: int, is_default: bool, worker: Worker | None = None
+    ) -> Observation:
+        """A reference test (on the session's system, or a pool's ``worker``): recorded apart
+        from the tuner's tests, never told to it."""
         return run_test(
-            self.system,
-            self.workload,
+            worker.system if worker else self.system,
+            worker.workload if worker else self.workload,
             self.objective,
             config,
             trial,

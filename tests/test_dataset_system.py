@@ -34,9 +34,11 @@ SURROGATES = [name for name in group_options("system") if name.startswith("surro
 
 
 @pytest.fixture(scope="session")
-def cache_dir(request: pytest.FixtureRequest) -> str:
-    """Fitted models persist in pytest's cache between local runs (fresh on CI)."""
-    return str(request.config.cache.mkdir("surrogates"))
+def cache_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Fitted models persist in pytest's cache between local runs (fresh on CI; a run folder
+    of their own with ``-p no:cacheprovider``)."""
+    cache = getattr(request.config, "cache", None)
+    return str(cache.mkdir("surrogates") if cache else tmp_path_factory.mktemp("surrogates"))
 
 
 def _build(

@@ -52,7 +52,7 @@ def _obs(trial: int, score: float | None) -> Observation:
         config={"x": trial},
         status=Status.SUCCEEDED if ok else Status.FAILED,
         score=score,
-        metrics={"throughput": score} if ok else {},
+        metrics={"throughput": score} if ok and score is not None else {},
     )
 
 

@@ -219,8 +219,8 @@ def test_the_load_generator_runs_on_another_host(
 
 def test_a_pool_of_two_hosts_runs_tests_at_once(bed: Testbed, tmp_path: Path) -> None:
     """``session.parallel=2``: a PostgreSQL on h1 and one on h2, each loaded once; after the
-    default (alone), a wave of two tests, one per host (two pgbench at the same moment), and
-    the store holds every test in trial order with the host that measured it."""
+    default (alone), two tests at once, one per host (two pgbench at the same moment), and the
+    store holds every test in the order it finished with the host that measured it."""
     conf = _config_dir(bed, tmp_path / "conf", sut=2)
     most = 0
     run = subprocess.Popen(
@@ -246,7 +246,7 @@ def test_a_pool_of_two_hosts_runs_tests_at_once(bed: Testbed, tmp_path: Path) ->
     assert [o["trial"] for o in kept] == list(range(3))
     assert all(o["status"] == "SUCCEEDED" for o in kept), kept
     hosts = [o["extra"]["host"] for o in kept]  # type: ignore[index]
-    assert hosts == ["h1", "h1", "h2"], hosts  # the default alone, then one wave of two
+    assert hosts[0] == "h1" and sorted(hosts[1:]) == ["h1", "h2"], hosts  # default alone
     assert most >= 2, f"never two pgbench at once (max {most})"
 
 
