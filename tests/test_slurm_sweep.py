@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from tests import slurm
+from tests.sweeps import harness_sweep
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parent.parent
 #: Sessions slow enough (1 s a test) to be stopped in the middle.
 SLOW = ("tuner=random", "system.adapter.delay_s=1")
 
@@ -107,35 +106,24 @@ def _sweep(
     wait: bool = True,
 ) -> subprocess.Popen[str] | subprocess.CompletedProcess[str]:
     """``python -m harness -m`` on the cluster: named sessions that a rerun continues."""
-    argv = [
-        sys.executable,
-        "-m",
-        "harness",
-        "-m",
-        "hydra/launcher=submitit_slurm",
-        "hydra.launcher.timeout_min=10",
-        "hydra.launcher.cpus_per_task=1",
-        "hydra.launcher.mem_gb=1",
-        f"hydra.sweep.dir={tmp_path / sweep_dir}",
-        "system=synthetic10",
-        f"results_dir={tmp_path}",
-        "session.progress=false",
-        "session.name=${hydra:runtime.choices.tuner}-s${seed}",
-        "session.existing=resume",
-        f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}",
-        *args,
-    ]
-    if not wait:
-        return subprocess.Popen(
-            argv,
-            cwd=ROOT,
-            env=cluster.env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    return subprocess.run(
-        argv, cwd=ROOT, env=cluster.env(), capture_output=True, text=True, timeout=600
+    return harness_sweep(
+        [
+            "hydra/launcher=submitit_slurm",
+            "hydra.launcher.timeout_min=10",
+            "hydra.launcher.cpus_per_task=1",
+            "hydra.launcher.mem_gb=1",
+            f"hydra.sweep.dir={tmp_path / sweep_dir}",
+            "system=synthetic10",
+            f"results_dir={tmp_path}",
+            "session.progress=false",
+            "session.name=${hydra:runtime.choices.tuner}-s${seed}",
+            "session.existing=resume",
+            f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}",
+            *args,
+        ],
+        env=cluster.env(),
+        wait=wait,
+        timeout_s=600,
     )
 
 

@@ -11,38 +11,31 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from harness.sweep_outcome import OUTCOME_FILE
+from tests.sweeps import harness_sweep
 
-ROOT = Path(__file__).resolve().parent.parent
 NAMED = ["session.name=${hydra:runtime.choices.tuner}-s${seed}", "session.existing=resume"]
 
 
 def _sweep(
     tmp_path: Path, *args: str, wait: bool = True
 ) -> subprocess.Popen[str] | subprocess.CompletedProcess[str]:
-    argv = [
-        sys.executable,
-        "-m",
-        "harness",
-        "-m",
-        "system=synthetic10",
-        f"results_dir={tmp_path}",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-        "session.progress=false",
-        "tracking=none",
-        *args,
-    ]
-    if not wait:
-        return subprocess.Popen(
-            argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return harness_sweep(
+        [
+            "system=synthetic10",
+            f"results_dir={tmp_path}",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            "session.progress=false",
+            "tracking=none",
+            *args,
+        ],
+        wait=wait,
+    )
 
 
 def _outcome(tmp_path: Path, job: int, timeout_s: float = 60.0) -> dict[str, object]:
