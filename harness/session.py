@@ -291,6 +291,11 @@ class Session(ReferenceRuns, PoolLoop):
         for record in tuner.compute_log[max(step_from - 2, 0) :]:
             self.tracker.log_step(record.step, {keys.METRIC_TUNER_SECONDS: record.seconds})
 
+    def _run_on(self, worker: Worker, config: Config, trial: int) -> Observation:
+        """A test on a pool's ``worker`` (a trial number of -1: it is numbered when it
+        finishes, :mod:`harness.session_pool`)."""
+        return self._run_one(config, trial, worker.system, worker.workload)
+
     def _run_one(
         self,
         config: Config,

@@ -39,7 +39,6 @@ from typing import Any
 from harness.pool import Worker, batch_size, tagged
 from harness.records import Observation, config_key
 from harness.space import Config
-from harness.system import System, Workload
 from harness.tuner import Tuner
 
 __all__ = ["PoolLoop"]
@@ -162,10 +161,6 @@ class PoolLoop:
             return self._measure(default, 0, True, job.worker)
         return self._run_on(job.worker, job.config, -1)
 
-    def _run_on(self, worker: Worker, config: Config, trial: int) -> Observation:
-        """A test on ``worker`` (a trial number of -1: it is numbered when it finishes)."""
-        return self._run_one(config, trial, worker.system, worker.workload)
-
     def _stored(self, obs: Observation) -> Observation:
         self.store.append(obs)
         self.tracker.log_test(obs, self._objective_value(obs))
@@ -205,12 +200,8 @@ class PoolLoop:
     def _tuner(self) -> Tuner:  # pragma: no cover - Session's
         raise NotImplementedError
 
-    def _run_one(
-        self,
-        config: Config,
-        trial: int,
-        system: System | None = None,
-        workload: Workload | None = None,
+    def _run_on(
+        self, worker: Worker, config: Config, trial: int
     ) -> Observation:  # pragma: no cover - Session's
         raise NotImplementedError
 
