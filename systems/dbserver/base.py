@@ -38,7 +38,10 @@ from harness.process import kill_process_group, process_alive, process_state, st
 from harness.space import Config, Space
 from harness.system import System, Workload
 
-__all__ = ["ServerSystem"]
+__all__ = ["BENCH_DATABASE", "ServerSystem"]
+
+#: The database the benchmark clients load and run against, on every server.
+BENCH_DATABASE = "bench"
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +64,8 @@ class ServerSystem(System):
     """A database server owned by the harness: created, started, reset and stopped here.
 
     Subclasses implement the product-specific steps (``_initialise``, ``_launch``, ``_halt``,
-    ``_running``, ``render``) and the client connection details (``dbapi_target``,
-    ``sysbench_args``).
+    ``_running``, ``render``) and name their clients' driver and account (``dialect``,
+    ``sysbench_driver``, ``client_user``).
     """
 
     placement = "host"
@@ -70,6 +73,11 @@ class ServerSystem(System):
     server_user = ""
     #: Folder name of the instance inside the session's work folder.
     instance_name = "server"
+    #: The benchmark clients' view: DB-API dialect (TPC-C), sysbench driver, and the account
+    #: they log in as (its password is :attr:`secret`).
+    dialect = ""
+    sysbench_driver = ""
+    client_user = ""
 
     def __init__(
         self,
@@ -368,13 +376,30 @@ class ServerSystem(System):
     def _running(self) -> bool:
         """Whether a server process of this instance is alive."""
 
-    @abstractmethod
+    # -- the benchmark clients' connection -------------------------------------------------
     def dbapi_target(self) -> dict[str, Any]:
         """Connection details for DB-API clients (the TPC-C driver)."""
+        return {
+            "dialect": self.dialect,
+            "host": self.address,
+            "port": self.port,
+            "user": self.client_user,
+            "password": self.secret,
+            "database": BENCH_DATABASE,
+        }
 
-    @abstractmethod
     def sysbench_args(self) -> list[str]:
-        """sysbench options selecting the driver and this server."""
+        """sysbench options selecting the driver and this server; the password is in a 0600
+        options file in the client's folder on the load host (never on a command line)."""
+        driver = self.sysbench_driver
+        return [
+            f"--db-driver={driver}",
+            f"--{driver}-host={self.address}",
+            f"--{driver}-port={self.port}",
+            f"--{driver}-user={self.client_user}",
+            f"--{driver}-db={BENCH_DATABASE}",
+            f"--config-file={self.client_file('sysbench.options')}",
+        ]
 
 
 def _is_root(executor: Executor) -> bool:

@@ -14,7 +14,6 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import Executor
@@ -22,7 +21,7 @@ from harness.machine import Machine
 from harness.process import Deadline, StartFailed, wait_ready
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from harness.system import Workload, native_header
-from systems.dbserver.base import ServerSystem
+from systems.dbserver.base import BENCH_DATABASE, ServerSystem
 from systems.dbserver.conftext import mycnf_value
 from systems.dbserver.host import find_binary, memory_overrides
 
@@ -58,7 +57,7 @@ _UNIT_BYTES = {
 _SUFFIX = {"MB": "M", "kB": "K", "GB": "G"}
 _DIRS = ["/usr/sbin", "/usr/bin", "/usr/local/mysql/bin"]
 _USER = "mysql"
-DATABASE = "bench"
+DATABASE = BENCH_DATABASE
 BENCH_USER = "bench"
 
 
@@ -103,6 +102,8 @@ class MySQLSystem(ServerSystem):
     name = "mysql"
     server_user = _USER
     instance_name = "mysql"
+    dialect = sysbench_driver = "mysql"
+    client_user = BENCH_USER
     takes_load_host = True  # sysbench and the TPC-C driver run on the load host (``load=``)
 
     def __init__(
@@ -338,27 +339,6 @@ class MySQLSystem(ServerSystem):
             [self.bin["client"], *options, "-N", "-B", "-e", statements], timeout_s=120
         )
         return str(result.stdout).strip()
-
-    def dbapi_target(self) -> dict[str, Any]:
-        return {
-            "dialect": "mysql",
-            "host": self.address,
-            "port": self.port,
-            "user": BENCH_USER,
-            "password": self.secret,
-            "database": DATABASE,
-        }
-
-    def sysbench_args(self) -> list[str]:
-        options = self.client_file("sysbench.options")
-        return [
-            "--db-driver=mysql",
-            f"--mysql-host={self.address}",
-            f"--mysql-port={self.port}",
-            f"--mysql-user={BENCH_USER}",
-            f"--mysql-db={DATABASE}",
-            f"--config-file={options}",
-        ]
 
     def describe(self) -> dict[str, str]:
         return {**super().describe(), "knob_set": self.knob_set, "version": self.version}

@@ -15,7 +15,6 @@ import logging
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ConfigError, ExecutorError, SystemStartError
 from harness.executor import Executor
@@ -23,7 +22,7 @@ from harness.machine import Machine
 from harness.process import run_step
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from harness.system import native_header
-from systems.dbserver.base import ServerSystem
+from systems.dbserver.base import BENCH_DATABASE, ServerSystem
 from systems.dbserver.conftext import pg_string
 from systems.dbserver.host import find_binary, memory_overrides
 
@@ -60,7 +59,7 @@ _UNIT_BYTES = {
 _PG_UNITS = {"kB", "MB", "GB", "TB", "ms", "s", "min", "h", "d"}
 _PG_DIRS = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)  # newest major first
 _USER = "postgres"
-DATABASE = "bench"
+DATABASE = BENCH_DATABASE
 
 
 def load_space(knob_set: str = "10", machine: Machine | None = None) -> Space:
@@ -99,6 +98,9 @@ class PostgresSystem(ServerSystem):
     name = "postgres"
     server_user = _USER
     instance_name = "postgres"
+    dialect = "postgres"
+    sysbench_driver = "pgsql"
+    client_user = _USER
     takes_load_host = True  # pgbench runs on the inventory's load host (``load=``)
 
     def __init__(
@@ -325,27 +327,6 @@ class PostgresSystem(ServerSystem):
 
     def client_env(self) -> dict[str, str]:
         return {"PGPASSWORD": self.secret}
-
-    def dbapi_target(self) -> dict[str, Any]:
-        return {
-            "dialect": "postgres",
-            "host": self.address,
-            "port": self.port,
-            "user": _USER,
-            "password": self.secret,
-            "database": DATABASE,
-        }
-
-    def sysbench_args(self) -> list[str]:
-        options = self.client_file("sysbench.options")
-        return [
-            "--db-driver=pgsql",
-            f"--pgsql-host={self.address}",
-            f"--pgsql-port={self.port}",
-            f"--pgsql-user={_USER}",
-            f"--pgsql-db={DATABASE}",
-            f"--config-file={options}",
-        ]
 
     def pgbench_args(self) -> list[str]:
         """Connection options for pgbench (the database name goes last on its command line)."""
