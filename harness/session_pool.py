@@ -110,16 +110,11 @@ class PoolLoop:
                         start(_Running(None, free.pop(0), after=after))
                         continue
                     if not pending and asked < budget:
-                        tests_running = any(job.config is not None for job in running)
-                        if not (asked_since_tell if one_step else tests_running):
-                            n = (
-                                len(free)
-                                if one_step
-                                else batch_size(tuner.preferred_batch, len(workers))
-                            )
-                            batch = tuner.ask(min(n, budget - asked))
-                            asked, asked_since_tell = asked + len(batch), True
-                            pending.extend(batch)
+                        n = self._ask_size(one_step, asked_since_tell, running, free, workers)
+                        batch = tuner.ask(min(n, budget - asked)) if n else []
+                        asked += len(batch)
+                        asked_since_tell = asked_since_tell or bool(n)
+                        pending.extend(batch)
                     if not pending:
                         break
                     start(_Running(pending.popleft(), free.pop(0)))
@@ -154,6 +149,23 @@ class PoolLoop:
             # An interrupt or an unreachable host: the tests still running end when the
             # session's teardown stops their systems; their results are not stored.
             threads.shutdown(wait=False, cancel_futures=True)
+
+    def _ask_size(
+        self,
+        one_step: bool,
+        asked_since_tell: bool,
+        running: list[_Running],
+        free: list[Worker],
+        workers: list[Worker],
+    ) -> int:
+        """How many settings to ask the tuner for now; 0: not now. A batch tuner's next round
+        waits until the last is told; a one-step tuner is asked once per result, for the free
+        hosts."""
+        if one_step:
+            return 0 if asked_since_tell else len(free)
+        if any(job.config is not None for job in running):
+            return 0
+        return batch_size(self._tuner().preferred_batch, len(workers))
 
     def _job(self, job: _Running) -> Observation:
         if job.config is None:
