@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from paper.figures import analysis, plots, tables
 from paper.figures.loader import NoRunsError, load_pools, load_sessions
 from paper.figures.plot_subspaces import fig8_subspaces
+from paper.real_panel import session_table
 
 __all__ = ["FIGURES", "FigureSpec", "main", "make_figure"]
 
@@ -70,7 +71,12 @@ def _fig6(uri: str) -> Tables:
     ]
     # a seed rerun replaces the earlier session (search_runs lists the newest first)
     runs = _sessions(uri, "fig6").drop_duplicates(["system", "tuner", "seed"])
-    return {"fig6": runs[cols]}
+    tables = {"fig6": runs[cols]}
+    # the real systems' panel: from the queue's session folders (paper.real_queue), not MLflow
+    real = session_table()
+    if not real.empty:
+        tables["fig6_real"] = real
+    return tables
 
 
 def _fig10b(uri: str) -> Tables:
@@ -119,7 +125,12 @@ FIGURES: dict[str, FigureSpec] = {
         lambda t: plots.fig3_initial(t["fig3"], t.get("fig3_curves")),
     ),
     "fig5": FigureSpec("fig5", ("fig5",), _fig5, lambda t: plots.fig5_classifiers(t["fig5"])),
-    "fig6": FigureSpec("fig6", ("fig6",), _fig6, lambda t: plots.fig6_improvement(t["fig6"])),
+    "fig6": FigureSpec(
+        "fig6",
+        ("fig6", "fig6_real"),
+        _fig6,
+        lambda t: plots.fig6_improvement(t["fig6"], t.get("fig6_real")),
+    ),
     "fig7": FigureSpec(
         "fig7", ("fig7",), tables.fig7_tables, lambda t: plots.fig7_expert(t["fig7"])
     ),

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from paper.figures.plot_real import real_panel, real_panels
 from paper.figures.units import axis_label, knob_unit, metric_unit
 
 __all__ = [
@@ -64,8 +65,17 @@ def grouped_bars(
         err = np.vstack(
             [mean - part["min"].to_numpy(dtype=float), part["max"].to_numpy(dtype=float) - mean]
         )
+        # a tuner keeps its colour across panels that lack some of the others
+        known = order or []
+        color = f"C{known.index(name)}" if name in known else f"C{len(known) + i}"
         ax.bar(
-            x + (i - (len(names) - 1) / 2) * width, mean, width, label=name, yerr=err, capsize=2
+            x + (i - (len(names) - 1) / 2) * width,
+            mean,
+            width,
+            label=name,
+            yerr=err,
+            capsize=2,
+            color=color,
         )
     ax.set_xticks(x)
     ax.set_xticklabels([system_label(g) for g in groups], rotation=30, ha="right", fontsize=8)
@@ -98,28 +108,34 @@ def caption(fig: Figure, lines: list[str]) -> None:
     fig.tight_layout(rect=(0.0, min(0.4, (0.18 * len(unique) + 0.1) / height), 1.0, 1.0))
 
 
-def fig6_improvement(df: pd.DataFrame) -> Figure:
-    """Fig. 6: improvement over default (columns system, tuner, improvement), mean of seeds."""
+def fig6_improvement(df: pd.DataFrame, real: pd.DataFrame | None = None) -> Figure:
+    """Fig. 6: improvement over default (columns system, tuner, improvement), mean of seeds;
+    with ``real`` (one row per real-system session, :mod:`paper.real_panel`), the real
+    systems' panel beside it, never mixed into it."""
     require_columns(df, ("system", "tuner", "improvement"), "fig6")
     data = df.assign(improvement_pct=100.0 * df["improvement"])
-    fig = Figure(figsize=(max(6.0, 1.1 * data["system"].nunique() + 3), 4))
-    ax = fig.subplots()
-    gaps = grouped_bars(
-        ax,
-        data,
-        "system",
-        "tuner",
-        "improvement_pct",
-        ["classytune_paper", "classytune", "bestconfig", "gpbo"],
-    )
+    width = max(6.0, 1.1 * data["system"].nunique() + 3)
+    real_width = 0.0 if real is None else max(5.0, 1.1 * real_panels(real) + 2)
+    fig = Figure(figsize=(width + real_width, 4.5))
+    if real is None:
+        ax = fig.subplots()
+    else:
+        ax, real_ax = fig.subplots(1, 2, width_ratios=[width, real_width])
+    gaps = grouped_bars(ax, data, "system", "tuner", "improvement_pct", FIG6_ORDER)
     ax.set_ylabel("improvement over default (%)")
     if data["improvement_pct"].abs().max() > 1000:
         # one surrogate gains ~40x while others gain a few percent: a linear axis hides them
         ax.set_yscale("symlog", linthresh=10)
         ax.set_ylabel("improvement over default (%, symlog)")
     ax.set_title("Fig. 6: 100 tests, mean of seeds (whiskers: min-max)", fontsize=10)
+    if real is not None:
+        gaps += real_panel(real_ax, real)
     caption(fig, gaps)
     return fig
+
+
+#: The paper's method first, our default mode beside it, then the baselines.
+FIG6_ORDER = ["classytune_paper", "classytune", "bestconfig", "gpbo"]
 
 
 def fig10b_time(df: pd.DataFrame) -> Figure:

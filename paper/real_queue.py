@@ -1,0 +1,309 @@
+"""The queue of real-system sessions behind the real Fig. 6, run in order and restartable.
+
+    python -m paper.real_queue status                   # finished, partial, not started
+    python -m paper.real_queue run                      # continue the queue, 2 seeds
+    python -m paper.real_queue run --stop-at 20:15      # stop (resumably) by 20:15 UTC
+    python -m paper.real_queue run --systems mysql postgres --seeds 3
+
+Each queued session is one job of ``conf/experiment/fig6_real.yaml`` (budget 100, the default
+re-measured every 10 tests, the answer confirmed against the default 3 times each, alternating),
+named ``fig6-<system>-<workload>-<tuner>-s<seed>``. The experiment sets
+``session.existing=resume``, so running the queue again skips every finished session and
+continues a stopped one from its stored tests: the driver can be killed, or the machine
+stopped, at any time. Sessions run one at a time (a lock file refuses a second driver): on 2
+shared cores two sessions at once would measure each other.
+
+The order is a system's sessions for both seeds (all four tuners each), then the next system,
+so every finished system is a complete panel of >= 2 seeds. Each system's row says what was
+cut from the paper's protocol so that a session fits this machine.
+
+Beside each session's own per-test load average (``loadavg_1m`` of every test), the driver
+appends to ``<results_dir>/queue.jsonl`` the machine's load when each session starts and ends
+and the session's exit code; its output goes to ``<results_dir>/logs/<session>.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["QUEUE", "TUNERS", "Row", "main", "planned", "session_state"]
+
+RESULTS_DIR = Path("results/real/fig6")
+#: The paper's method first; our default mode beside it; its two baselines.
+TUNERS = ("classytune_paper", "classytune", "bestconfig", "gpbo")
+#: Exit code of a session the driver (or a signal) interrupted: the queue stops there.
+INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Row:
+    """One system and workload of the panel, as the paper names it, with what was cut."""
+
+    system: str
+    workload: str
+    label: str  # the paper's name for the bar
+    paper: str  # ClassyTune's improvement in the paper's Fig. 6 ("" when it has none)
+    minutes: int  # one budget-100 session here, measured or estimated (see README)
+    cuts: tuple[str, ...] = ()  # Hydra overrides that shorten the paper's protocol
+    why: str = ""  # the cut in words, for the report
+
+    def session(self, tuner: str, seed: int) -> str:
+        return f"fig6-{self.system}-{self.workload}-{tuner}-s{seed}"
+
+
+#: The paper's six systems first (those this machine runs in under ~1 h per session), then the
+#: other real systems of the harness. Durations are per test; the paper's are not stated.
+QUEUE: tuple[Row, ...] = (
+    Row(
+        "mysql",
+        "readwrite",
+        "MySQL transactions (MariaDB, sysbench readWrite)",
+        "+654%",
+        25,
+        why="MariaDB 10.11 for MySQL; 4 tables x 50k rows, 2 threads, 10 s per test",
+    ),
+    Row(
+        "postgres",
+        "readwrite",
+        "PostgreSQL transactions (sysbench readWrite)",
+        "+228%",
+        25,
+        why="4 tables x 50k rows, 2 threads, 10 s per test",
+    ),
+    Row(
+        "tomcat",
+        "explore",
+        "Tomcat (throughput, wrk visitor walk)",
+        "+76%",
+        30,
+        why="our web application and wrk walk, not the paper's; 10 s per test",
+    ),
+    Row(
+        "spark",
+        "pagerank",
+        "Spark PageRank (job time)",
+        "-58% time",
+        35,
+        why="local[N] on this machine, scale 1.0, not a HiBench cluster",
+    ),
+    Row(
+        "mapreduce",
+        "wordcount",
+        "Hadoop MapReduce WordCount (job time)",
+        "",
+        30,
+        why="LocalJobRunner; stands in for Hive-Hadoop, whose sessions take 3 h here",
+    ),
+    Row(
+        "cassandra",
+        "ycsb_a",
+        "Cassandra (YCSB A throughput)",
+        "+4%",
+        70,
+        cuts=("workload.recordcount=20000", "workload.duration_s=20", "workload.warmup_s=5"),
+        why="one node; 20k records, 5 s warm-up, 20 s run (harness default: 100k, 10 s, 60 s)",
+    ),
+    Row("sqlite", "readwrite", "SQLite readWrite (not in the paper)", "", 10),
+    Row(
+        "hive",
+        "join",
+        "Hive-Hadoop Join (job time)",
+        "-7% time",
+        200,
+        why="one host, 100k uservisits rows; about 2 min per test",
+    ),
+)
+
+
+def planned(
+    rows: Sequence[Row], seeds: int, tuners: Sequence[str]
+) -> Iterator[tuple[Row, str, int]]:
+    """(row, tuner, seed) in queue order: each row's seeds in turn, every tuner per seed."""
+    for row in rows:
+        for seed in range(seeds):
+            for tuner in tuners:
+                yield row, tuner, seed
+
+
+def session_state(results_dir: Path, name: str) -> tuple[str, int]:
+    """(``finished`` | ``stopped`` | ``not started``, tests stored) of one queued session."""
+    folder = results_dir / "sessions" / name
+    meta_path = folder / "session.json"
+    if not meta_path.exists():
+        return "not started", 0
+    status = json.loads(meta_path.read_text()).get("status")
+    observations = folder / "observations.jsonl"
+    tests = sum(1 for _ in observations.open()) if observations.exists() else 0
+    return ("finished" if status == "FINISHED" else "stopped"), tests
+
+
+def command(row: Row, tuner: str, seed: int, results_dir: Path, extra: Sequence[str]) -> list[str]:
+    """The harness command of one queued session."""
+    return [
+        sys.executable, "-m", "harness", "+experiment=fig6_real",
+        f"system={row.system}", f"workload={row.workload}", f"tuner={tuner}", f"seed={seed}",
+        *row.cuts, f"results_dir={results_dir}", *extra,
+    ]  # fmt: skip
+
+
+def _log_event(results_dir: Path, **event: Any) -> None:
+    event = {"at": round(time.time(), 1), "load": [round(x, 2) for x in os.getloadavg()], **event}
+    with (results_dir / "queue.jsonl").open("a") as fh:
+        fh.write(json.dumps(event) + "\n")
+
+
+def _deadline(text: str | None) -> float | None:
+    """``HH:MM`` (UTC, today or tomorrow) or an ISO time, as a Unix time."""
+    if text is None:
+        return None
+    now = dt.datetime.now(dt.UTC)
+    try:
+        when = dt.datetime.fromisoformat(text)
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.UTC)
+    except ValueError:
+        try:
+            clock = dt.time.fromisoformat(text)
+        except ValueError:
+            raise SystemExit(f"error: --stop-at {text!r} is not HH:MM or an ISO time") from None
+        when = now.replace(hour=clock.hour, minute=clock.minute, second=0, microsecond=0)
+        if when <= now:
+            when += dt.timedelta(days=1)
+    return when.timestamp()
+
+
+def _run_one(argv: list[str], log_path: Path, deadline: float | None) -> int:
+    """Run one session to its end, or interrupt it (SIGINT, as Ctrl-C) at the deadline or when
+    the driver is told to stop; the harness then stops its servers and keeps every test."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("a") as log:
+        log.write(f"\n== {dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} {' '.join(argv)}\n")
+        log.flush()
+        # Its own session: a Ctrl-C at the terminal reaches the driver only, which passes one
+        # SIGINT on (two would cut the harness's orderly stop short).
+        child = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        stopping = False
+
+        def stop(signum: int, frame: object) -> None:
+            nonlocal stopping
+            if not stopping:
+                stopping = True
+                child.send_signal(signal.SIGINT)
+
+        previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            while child.poll() is None:
+                if deadline is not None and time.time() >= deadline and not stopping:
+                    stop(signal.SIGINT, None)
+                time.sleep(1.0)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return INTERRUPTED if stopping else child.returncode
+
+
+def run(rows: Sequence[Row], args: argparse.Namespace) -> int:
+    results_dir: Path = args.results_dir
+    results_dir.mkdir(parents=True, exist_ok=True)
+    lock = (results_dir / "queue.lock").open("w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(
+            f"error: another queue driver holds {results_dir / 'queue.lock'}; wait for it "
+            "or stop it (it interrupts its session resumably)",
+            file=sys.stderr,
+        )
+        return 1
+    deadline = _deadline(args.stop_at)
+    failed = 0
+    for row, tuner, seed in planned(rows, args.seeds, args.tuners):
+        name = row.session(tuner, seed)
+        state, tests = session_state(results_dir, name)
+        if state == "finished":
+            continue
+        if deadline is not None and deadline - time.time() < 300:
+            print(f"stop-at reached: {name} not started; run the queue again to continue")
+            return 0
+        doing = f"continuing after {tests} tests" if tests else "starting"
+        print(f"{time.strftime('%H:%M:%S')} {name}: {doing} (~{row.minutes} min)", flush=True)
+        _log_event(results_dir, session=name, event="start", tests_before=tests)
+        code = _run_one(
+            command(row, tuner, seed, results_dir, args.overrides),
+            results_dir / "logs" / f"{name}.log",
+            deadline,
+        )
+        state, tests = session_state(results_dir, name)
+        _log_event(results_dir, session=name, event="end", exit=code, state=state, tests=tests)
+        print(
+            f"{time.strftime('%H:%M:%S')} {name}: {state}, {tests} tests, exit code {code}",
+            flush=True,
+        )
+        if code == INTERRUPTED:
+            print("interrupted: run the queue again to continue this session", file=sys.stderr)
+            return INTERRUPTED
+        if code != 0:  # aborted (e.g. the default crashed): the next session still runs
+            failed += 1
+    return 1 if failed else 0
+
+
+def status(rows: Sequence[Row], args: argparse.Namespace) -> int:
+    left = 0.0
+    for row, tuner, seed in planned(rows, args.seeds, args.tuners):
+        name = row.session(tuner, seed)
+        state, tests = session_state(args.results_dir, name)
+        if state != "finished":
+            left += row.minutes * (1 - min(tests, 100) / 100)
+        print(f"{name:<48} {state:<12} {tests:>4} tests")
+    print(f"left: about {left / 60:.1f} h of sessions on this machine")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m paper.real_queue", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument("action", choices=("run", "status"))
+    parser.add_argument("--systems", nargs="+", help="only these rows (by system name)")
+    parser.add_argument("--seeds", type=int, default=2, help="seeds 0..N-1 per system (2)")
+    parser.add_argument("--tuners", nargs="+", default=list(TUNERS))
+    parser.add_argument("--stop-at", help="interrupt the running session then (HH:MM UTC)")
+    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="more Hydra overrides for every session (a session resumes with its own)",
+    )
+    args = parser.parse_args(argv)
+    rows = [r for r in QUEUE if not args.systems or r.system in args.systems]
+    unknown = set(args.systems or ()) - {r.system for r in QUEUE}
+    if unknown:
+        print(
+            f"error: no queue row for {sorted(unknown)}; rows: "
+            f"{', '.join(r.system for r in QUEUE)}",
+            file=sys.stderr,
+        )
+        return 2
+    return run(rows, args) if args.action == "run" else status(rows, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""The real Fig. 6: the queue's order and refusals, the panel's numbers and verdicts from session
+folders, and (integration) the driver running, interrupted and continued on real SQLite."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness.records import Observation, Status
+from paper import real_queue
+from paper.real_panel import LOAD_MARGIN, loaded, panel, session_row, verdicts
+from paper.real_queue import QUEUE, Row, planned, session_state
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _obs(trial: int, tps: float, *, default: bool = False, load: float = 1.0, **extra: object):
+    return Observation(
+        trial=trial,
+        config={"x": trial},
+        status=Status.SUCCEEDED,
+        score=tps,
+        metrics={"tps": tps},
+        duration_s=10.0,
+        is_default=default,
+        extra={"loadavg_1m": load, **extra},
+    )
+
+
+def _session(folder: Path, tests: list[Observation], refs: list[Observation], seed: int = 0):
+    folder.mkdir(parents=True)
+    tags = {
+        "harness.system": "sqlite",
+        "harness.workload": "readwrite",
+        "harness.tuner": "lhs",
+        "harness.seed": str(seed),
+        "harness.objective": "tps",
+        "harness.direction": "max",
+    }
+    (folder / "session.json").write_text(json.dumps({"status": "FINISHED", "tags": tags}))
+    for name, rows in (("observations.jsonl", tests), ("references.jsonl", refs)):
+        (folder / name).write_text("".join(json.dumps(o.to_json()) + "\n" for o in rows))
+
+
+def test_the_queue_runs_each_system_for_every_seed_and_tuner_before_the_next():
+    rows = [Row("a", "w", "A", "", 1), Row("b", "w", "B", "", 1)]
+    order = [(r.system, t, s) for r, t, s in planned(rows, 2, ("x", "y"))]
+    assert order[:4] == [("a", "x", 0), ("a", "y", 0), ("a", "x", 1), ("a", "y", 1)]
+    assert order[4][0] == "b" and len(order) == 8
+    # the paper's six systems come first, each with a stated protocol
+    assert [r.system for r in QUEUE[:6]] == [
+        "mysql", "postgres", "tomcat", "spark", "mapreduce", "cassandra"
+    ]  # fmt: skip
+    assert all(r.why for r in QUEUE[:6])
+    assert QUEUE[0].session("gpbo", 1) == "fig6-mysql-readwrite-gpbo-s1"
+
+
+def test_a_second_driver_is_refused_while_one_holds_the_lock(tmp_path, capsys):
+    with (tmp_path / "queue.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code = real_queue.main(["run", "--systems", "sqlite", "--results-dir", str(tmp_path)])
+    assert code == 1
+    assert "another queue driver" in capsys.readouterr().err
+    assert real_queue.main(["status", "--systems", "nosuch"]) == 2
+
+
+def test_a_test_under_foreign_load_is_flagged_against_the_sessions_usual_load():
+    assert loaded([1.0, 1.2, 1.1, 1.0 + LOAD_MARGIN + 0.5, None]) == [
+        False, False, False, True, False
+    ]  # fmt: skip
+    assert loaded([None, None]) == [False, False]
+
+
+def test_a_session_row_reads_the_confirmation_the_defaults_and_the_load(tmp_path):
+    tests = [_obs(0, 100.0, default=True), _obs(1, 150.0), _obs(2, 130.0, load=4.0)]
+    refs = [
+        _obs(0, 90.0, default=True, confirm="default"),
+        _obs(1, 120.0, confirm="best"),
+        _obs(0, 110.0, default=True, confirm="default"),
+        _obs(1, 132.0, confirm="best"),
+    ]
+    _session(tmp_path / "s", tests, refs)
+    row = session_row(tmp_path / "s")
+    assert row is not None
+    assert row["best_trial"] == 1 and row["best_improvement"] == pytest.approx(0.5)
+    # confirmed: median of the best's runs (126) over the default's (100)
+    assert row["improvement"] == pytest.approx(0.26)
+    assert row["default_measurements"] == 3  # trial 0 and the 2 confirmation runs
+    assert row["default_rsd"] == pytest.approx(10.0 / 100.0)
+    assert row["loaded_tests"] == 1 and not row["best_loaded"]
+
+
+def test_a_session_whose_answer_is_the_default_counts_zero_and_unfinished_ones_none(tmp_path):
+    _session(tmp_path / "a", [_obs(0, 100.0, default=True), _obs(1, 90.0)], [])
+    row = session_row(tmp_path / "a")
+    assert row is not None and row["improvement"] == 0.0 and row["answer_is_default"]
+    meta = json.loads((tmp_path / "a" / "session.json").read_text())
+    (tmp_path / "a" / "session.json").write_text(json.dumps({**meta, "status": "INTERRUPTED"}))
+    assert session_row(tmp_path / "a") is None
+
+
+def _table(rows: list[tuple[str, int, float, float]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"system": "s", "workload": "w", "tuner": t, "seed": seed, "improvement": imp,
+             "best_improvement": imp, "loaded_tests": 0, "default_rsd": rsd}
+            for t, seed, imp, rsd in rows
+        ]
+    )  # fmt: skip
+
+
+def test_a_difference_counts_only_beyond_twice_the_default_noise_and_with_two_seeds():
+    table = panel(
+        _table(
+            [
+                ("classytune_paper", 0, 0.50, 0.05), ("classytune_paper", 1, 0.40, 0.05),
+                ("bestconfig", 0, 0.20, 0.05), ("bestconfig", 1, 0.30, 0.05),
+                ("gpbo", 0, 0.22, 0.05), ("gpbo", 1, 0.20, 0.05),
+                ("classytune", 0, 0.10, 0.05),
+            ]
+        )
+    )  # fmt: skip
+    said = verdicts(table)[("s", "w")]
+    assert said[0].startswith("classytune_paper > bestconfig: +20.0 points")
+    assert "beyond the noise" in said[0] and "±10.0" in said[0]
+    assert said[1].startswith("bestconfig ≈ gpbo") and "within the noise" in said[1]
+    assert "not judged" in said[3]  # classytune has one seed
+    assert math.isclose(table.set_index("tuner").at["bestconfig", "improvement"], 0.25)
+
+
+def _driver(results: Path, *more: str) -> subprocess.Popen[str]:
+    argv = [
+        sys.executable, "-m", "paper.real_queue", "run", "--systems", "sqlite", "--seeds", "1",
+        "--tuners", "lhs", "--results-dir", str(results), "--set", "session.default_every=4",
+        "session.confirm=1", "workload.duration_s=1", "workload.rows=2000", *more,
+    ]  # fmt: skip
+    return subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_the_driver_stops_resumably_continues_and_then_skips_on_real_sqlite(tmp_path):
+    name = "fig6-sqlite-readwrite-lhs-s0"
+    driver = _driver(tmp_path, "budget=12")
+    observations = tmp_path / "sessions" / name / "observations.jsonl"
+    deadline = time.monotonic() + 240
+    while not (observations.exists() and len(observations.read_text().splitlines()) >= 3):
+        assert driver.poll() is None and time.monotonic() < deadline, driver.communicate()
+        time.sleep(0.5)
+    driver.send_signal(signal.SIGTERM)  # as a stopped machine's shutdown would
+    out, err = driver.communicate(timeout=120)
+    assert driver.returncode == 130, (out, err)
+    state, stored = session_state(tmp_path, name)
+    assert state == "stopped" and 3 <= stored < 12
+
+    rerun = _driver(tmp_path, "budget=12")
+    out, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, (out, err)
+    assert f"continuing after {stored} tests" in out
+    assert session_state(tmp_path, name) == ("finished", 12)
+    events = [json.loads(line) for line in (tmp_path / "queue.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events] == ["start", "end", "start", "end"]
+    assert events[1]["exit"] == 130 and all(len(e["load"]) == 3 for e in events)
+
+    again = _driver(tmp_path, "budget=12")  # a finished session is not started again
+    out, _ = again.communicate(timeout=60)
+    assert again.returncode == 0 and name not in out
+    row = session_row(tmp_path / "sessions" / name)
+    assert row is not None and row["tests"] == 12 and row["default_measurements"] >= 2
+
+
+def test_fig6_draws_the_real_panel_beside_the_surrogates_with_each_tuner_in_one_colour():
+    from paper.figures import plots
+
+    surrogate = pd.DataFrame(
+        {"system": "surrogate_tomcat", "tuner": ["classytune_paper", "classytune", "gpbo"],
+         "improvement": [0.5, 0.6, 0.4]}
+    )  # fmt: skip
+    real = _table([("classytune", 0, 0.1, 0.05), ("gpbo", 0, 0.2, 0.05)])
+    fig = plots.fig6_improvement(surrogate, real)
+    left, right = fig.axes
+    assert len(right.patches) == 2  # never mixed: the real sessions are only on the right
+
+    def colour(ax, label):
+        handles, labels = ax.get_legend_handles_labels()
+        return handles[labels.index(label)].patches[0].get_facecolor()
+
+    assert colour(left, "gpbo") == colour(right, "gpbo")
+    assert colour(left, "classytune") == colour(right, "classytune")
+    assert len(plots.fig6_improvement(surrogate).axes) == 1
