@@ -1,7 +1,8 @@
-"""The real Fig. 6 panel: what each queued session measured, each tuner's mean over seeds, the
+"""A real figure's panel: what each queued session measured, each tuner's mean over seeds, the
 default's noise, and a verdict per claim that says whether a difference exceeds that noise.
 
-    python -m paper.real_panel                       # results/real/fig6 -> REPORT.md, sessions.csv
+    python -m paper.real_panel                  # results/real/fig6/REPORT.md and sessions.csv
+    python -m paper.real_panel --figure fig7    # (also fig10a)
 
 It reads the session folders the queue wrote (``paper.real_queue``), not MLflow, so the committed
 folders are the data. Per session:
@@ -16,9 +17,10 @@ folders are the data. Per session:
 - **loaded tests**: tests whose 1-minute load average exceeded the session's median by more
   than ``LOAD_MARGIN`` (one more busy process than usual on this 2-core machine: another job).
 
-A claim "A >= B" on a system is judged on the means over seeds of the confirmed improvement;
-the difference counts as beyond noise when it exceeds twice the system's pooled default noise
-(the spread of measuring one configuration again), and as a tie otherwise.
+A claim "A >= B" on a system (each figure's claims are in :mod:`paper.real_figures`) is
+judged on the means over seeds of the confirmed improvement; the difference counts as beyond
+noise when it exceeds twice the system's pooled default noise (the spread of measuring one
+configuration again), and as a tie otherwise.
 """
 
 from __future__ import annotations
@@ -36,14 +38,14 @@ import pandas as pd
 from harness.confirm import CONFIRM_KEY, confirmation
 from harness.objective import Objective
 from harness.records import Observation, Status
-from paper.real_queue import QUEUE, RESULTS_DIR, TUNERS
+from paper.real_figures import FIGURES, RealFigure
 
 __all__ = ["LOAD_MARGIN", "loaded", "panel", "session_row", "session_table", "verdicts"]
 
 #: A test ran under abnormal load when its 1-minute load average exceeds the session's median
 #: by more than this (processes; the machine has 2 cores).
 LOAD_MARGIN = 1.0
-LABELS = {(r.system, r.workload): r for r in QUEUE}
+FIG6 = FIGURES["fig6"]
 
 
 def _load(path: Path) -> list[Observation]:
@@ -119,7 +121,7 @@ def session_row(folder: Path) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
-def session_table(results_dir: Path = RESULTS_DIR) -> pd.DataFrame:
+def session_table(results_dir: Path = FIG6.results_dir) -> pd.DataFrame:
     """One row per finished session under ``results_dir/sessions``."""
     rows = []
     for folder in sorted((results_dir / "sessions").glob("*/")):
@@ -168,31 +170,30 @@ def _judge(a: str, b: str, rows: pd.DataFrame) -> str:
     return f"{a} {'>' if diff > 0 else '<'} {b}: {size}, beyond the noise"
 
 
-def verdicts(table: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
-    """Per system: the paper's ordering ClassyTune >= BestConfig >= GP-BO, judged with the
-    paper's method (classytune_paper), and our default mode against BestConfig beside it."""
-    out = {}
-    for (system, workload), rows in table.groupby(["system", "workload"]):
-        out[(str(system), str(workload))] = [
-            _judge("classytune_paper", "bestconfig", rows),
-            _judge("bestconfig", "gpbo", rows),
-            _judge("classytune_paper", "gpbo", rows),
-            _judge("classytune", "bestconfig", rows),
-        ]
-    return out
+def verdicts(
+    table: pd.DataFrame, claims: tuple[tuple[str, str], ...] = FIG6.claims
+) -> dict[tuple[str, str], list[str]]:
+    """Per system, each claim ``a >= b`` of the figure, judged on the panel ``table``. Fig. 6's:
+    the paper's ordering ClassyTune >= BestConfig >= GP-BO, judged with the paper's method
+    (classytune_paper), and our default mode against BestConfig beside it."""
+    return {
+        (str(system), str(workload)): [_judge(a, b, rows) for a, b in claims]
+        for (system, workload), rows in table.groupby(["system", "workload"])
+    }
 
 
 def _pct(x: float) -> str:
     return "–" if not math.isfinite(x) else f"{100 * x:+.1f}%"
 
 
-def report(sessions: pd.DataFrame, results_dir: Path) -> str:
+def report(sessions: pd.DataFrame, figure: RealFigure) -> str:
     """The panel as Markdown: a table per system, its verdicts, what was cut."""
+    flag = "" if figure.name == "fig6" else f" --figure {figure.name}"
     lines = [
-        "# Fig. 6 on the real systems",
+        f"# {figure.name} on the real systems",
         "",
-        "Produced by `python -m paper.real_queue run` (the sessions) and "
-        "`python -m paper.real_panel` (this file); figure: `python -m paper.figures fig6_real`.",
+        f"Produced by `python -m paper.real_queue run{flag}` (the sessions) and "
+        f"`python -m paper.real_panel{flag}` (this file). Protocol: results/real/README.md.",
         "Improvement: confirmed (median of 3 re-measurements of the answer over median of 3 of "
         "the default, alternating, after the 100 tests); for job times, the time saved. "
         f"Loaded tests: 1-min load average > session median + {LOAD_MARGIN:g}.",
@@ -201,13 +202,15 @@ def report(sessions: pd.DataFrame, results_dir: Path) -> str:
     if sessions.empty:
         return "\n".join([*lines, "No session has finished yet."]) + "\n"
     table = panel(sessions)
-    judged = verdicts(table)
+    judged = verdicts(table, figure.claims)
+    labels = {(r.system, r.workload): r for r in figure.rows}
     for (system, workload), rows in table.groupby(["system", "workload"], sort=False):
-        row = LABELS.get((str(system), str(workload)))
+        row = labels.get((str(system), str(workload)))
         lines += [
             f"## {row.label if row else f'{system} / {workload}'}",
             "",
-            f"Paper (ClassyTune): {row.paper or 'not in Fig. 6'}. Cuts: {row.why or 'none'}."
+            f"Paper (ClassyTune): {row.paper or 'no number'}. "
+            f"Protocol and cuts: {row.why or 'none'}."
             if row
             else "",
             f"Default noise (pooled relative sd of its re-measurements): "
@@ -217,7 +220,7 @@ def report(sessions: pd.DataFrame, results_dir: Path) -> str:
             "trial 0, mean | loaded tests |",
             "|---|---|---|---|---|",
         ]
-        order = {t: i for i, t in enumerate(TUNERS)}
+        order = {t: i for i, t in enumerate(figure.tuners)}
         for _, r in rows.sort_values("tuner", key=lambda s: s.map(order)).iterrows():
             lines.append(
                 f"| {r['tuner']} | {r['seeds']} | {_pct(r['improvement'])} ({_pct(r['low'])} – "
@@ -229,13 +232,16 @@ def report(sessions: pd.DataFrame, results_dir: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m paper.real_panel", description=__doc__)
-    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--figure", choices=sorted(FIGURES), default="fig6")
+    parser.add_argument("--results-dir", type=Path, help="default: results/real/<figure>")
     args = parser.parse_args(argv)
-    sessions = session_table(args.results_dir)
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    sessions.to_csv(args.results_dir / "sessions.csv", index=False)
-    text = report(sessions, args.results_dir)
-    (args.results_dir / "REPORT.md").write_text(text)
+    figure = FIGURES[args.figure]
+    results_dir: Path = args.results_dir or figure.results_dir
+    sessions = session_table(results_dir)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    sessions.to_csv(results_dir / "sessions.csv", index=False)
+    text = report(sessions, figure)
+    (results_dir / "REPORT.md").write_text(text)
     print(text, end="")
     return 0
 

@@ -1,25 +1,26 @@
-"""The queue of real-system sessions behind the real Fig. 6, run in order and restartable.
+"""The queue of real-system sessions behind a real figure, run in order and restartable.
 
-    python -m paper.real_queue status                   # finished, partial, not started
-    python -m paper.real_queue run                      # continue the queue, 2 seeds
+    python -m paper.real_queue status                   # finished, stopped, not started
+    python -m paper.real_queue run                      # continue Fig. 6's queue, 2 seeds
     python -m paper.real_queue run --stop-at 20:15      # stop (resumably) by 20:15 UTC
     python -m paper.real_queue run --systems mysql postgres --seeds 3
+    python -m paper.real_queue run --figure fig7        # Fig. 7's queue (also fig10a)
 
-Each queued session is one job of ``conf/experiment/fig6_real.yaml`` (budget 100, the default
-re-measured every 10 tests, the answer confirmed against the default 3 times each, alternating),
-named ``fig6-<system>-<workload>-<tuner>-s<seed>``. The experiment sets
+Each queued session is one job of ``conf/experiment/<figure>_real.yaml`` (budget 100, the
+default re-measured every 10 tests, the answer confirmed against the default 3 times each,
+alternating), named ``<figure>-<system>-<workload>-<tuner>-s<seed>``; what each figure runs is
+:mod:`paper.real_figures`. The experiment sets
 ``session.existing=resume``, so running the queue again skips every finished session and
 continues a stopped one from its stored tests: the driver can be killed, or the machine
 stopped, at any time. Sessions run one at a time (a lock file refuses a second driver): on 2
 shared cores two sessions at once would measure each other.
 
 The order is a system's sessions for both seeds (all four tuners each), then the next system,
-so every finished system is a complete panel of >= 2 seeds. Each system's row says what was
-cut from the paper's protocol so that a session fits this machine.
+so every finished system is a complete panel of >= 2 seeds.
 
 Beside each session's own per-test load average (``loadavg_1m`` of every test), the driver
-appends to ``<results_dir>/queue.jsonl`` the machine's load when each session starts and ends
-and the session's exit code; its output goes to ``<results_dir>/logs/<session>.log``.
+appends to ``results/real/<figure>/queue.jsonl`` the machine's load when each session starts
+and ends and the session's exit code; its output goes to ``logs/<session>.log`` there.
 """
 
 from __future__ import annotations
@@ -34,98 +35,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["QUEUE", "TUNERS", "Row", "main", "planned", "session_state"]
+from paper.real_figures import FIGURES, RealFigure, Row
 
-RESULTS_DIR = Path("results/real/fig6")
-#: The paper's method first; our default mode beside it; its two baselines.
-TUNERS = ("classytune_paper", "classytune", "bestconfig", "gpbo")
+__all__ = ["main", "planned", "session_state"]
+
 #: Exit code of a session the driver (or a signal) interrupted: the queue stops there.
 INTERRUPTED = 130
-
-
-@dataclass(frozen=True)
-class Row:
-    """One system and workload of the panel, as the paper names it, with what was cut."""
-
-    system: str
-    workload: str
-    label: str  # the paper's name for the bar
-    paper: str  # ClassyTune's improvement in the paper's Fig. 6 ("" when it has none)
-    minutes: int  # one budget-100 session here, estimated (results/real/README.md)
-    cuts: tuple[str, ...] = ()  # Hydra overrides that shorten the paper's protocol
-    why: str = ""  # the cut in words, for the report
-
-    def session(self, tuner: str, seed: int) -> str:
-        return f"fig6-{self.system}-{self.workload}-{tuner}-s{seed}"
-
-
-#: Six of the paper's systems first (MapReduce standing in for Hive-Hadoop, whose sessions take
-#: ~4 h here), then the other real systems of the harness. The paper does not state its runs'
-#: durations; ours are each workload's defaults unless a row cuts them.
-QUEUE: tuple[Row, ...] = (
-    Row(
-        "mysql",
-        "readwrite",
-        "MySQL transactions (MariaDB, sysbench readWrite)",
-        "+654%",
-        25,
-        why="MariaDB 10.11 for MySQL; 4 tables x 50k rows, 2 threads, 10 s per test",
-    ),
-    Row(
-        "postgres",
-        "readwrite",
-        "PostgreSQL transactions (sysbench readWrite)",
-        "+228%",
-        25,
-        why="4 tables x 50k rows, 2 threads, 10 s per test",
-    ),
-    Row(
-        "tomcat",
-        "explore",
-        "Tomcat (throughput, wrk visitor walk)",
-        "+76%",
-        30,
-        why="our web application and wrk walk, not the paper's; 10 s per test",
-    ),
-    Row(
-        "spark",
-        "pagerank",
-        "Spark PageRank (job time)",
-        "-58% time",
-        35,
-        why="local[N] on this machine, scale 1.0, not a HiBench cluster",
-    ),
-    Row(
-        "mapreduce",
-        "wordcount",
-        "Hadoop MapReduce WordCount (job time)",
-        "",
-        25,
-        why="LocalJobRunner; stands in for Hive-Hadoop, whose sessions take 3 h here",
-    ),
-    Row(
-        "cassandra",
-        "ycsb_a",
-        "Cassandra (YCSB A throughput)",
-        "+4%",
-        85,
-        cuts=("workload.recordcount=20000", "workload.duration_s=20", "workload.warmup_s=5"),
-        why="one node; 20k records, 5 s warm-up, 20 s run (harness default: 100k, 10 s, 60 s)",
-    ),
-    Row("sqlite", "readwrite", "SQLite readWrite (not in the paper)", "", 10),
-    Row(
-        "hive",
-        "join",
-        "Hive-Hadoop Join (job time)",
-        "-7% time",
-        240,
-        why="one host, 100k uservisits rows; about 2 min per test",
-    ),
-)
 
 
 def planned(
@@ -150,12 +68,15 @@ def session_state(results_dir: Path, name: str) -> tuple[str, int]:
     return ("finished" if status == "FINISHED" else "stopped"), tests
 
 
-def command(row: Row, tuner: str, seed: int, results_dir: Path, extra: Sequence[str]) -> list[str]:
+def command(
+    figure: RealFigure, row: Row, tuner: str, seed: int, results_dir: Path, extra: Sequence[str]
+) -> list[str]:
     """The harness command of one queued session."""
     return [
-        sys.executable, "-m", "harness", "+experiment=fig6_real",
+        sys.executable, "-m", "harness", f"+experiment={figure.name}_real",
         f"system={row.system}", f"workload={row.workload}", f"tuner={tuner}", f"seed={seed}",
-        *row.cuts, f"results_dir={results_dir}", *extra,
+        *figure.overrides, *row.cuts, *figure.tuner_overrides.get(tuner, ()),
+        f"results_dir={results_dir}", *extra,
     ]  # fmt: skip
 
 
@@ -217,7 +138,7 @@ def _run_one(argv: list[str], log_path: Path, deadline: float | None) -> int:
         return INTERRUPTED if stopping else child.returncode
 
 
-def run(rows: Sequence[Row], args: argparse.Namespace) -> int:
+def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> int:
     results_dir: Path = args.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
     lock = (results_dir / "queue.lock").open("w")
@@ -233,7 +154,7 @@ def run(rows: Sequence[Row], args: argparse.Namespace) -> int:
     deadline = _deadline(args.stop_at)
     failed = 0
     for row, tuner, seed in planned(rows, args.seeds, args.tuners):
-        name = row.session(tuner, seed)
+        name = row.session(figure.name, tuner, seed)
         state, tests = session_state(results_dir, name)
         if state == "finished":
             continue
@@ -241,10 +162,11 @@ def run(rows: Sequence[Row], args: argparse.Namespace) -> int:
             print(f"stop-at reached: {name} not started; run the queue again to continue")
             return 0
         doing = f"continuing after {tests} tests" if tests else "starting"
-        print(f"{time.strftime('%H:%M:%S')} {name}: {doing} (~{row.minutes} min)", flush=True)
+        about = f"~{figure.minutes(row, tuner)} min"
+        print(f"{time.strftime('%H:%M:%S')} {name}: {doing} ({about})", flush=True)
         _log_event(results_dir, session=name, event="start", tests_before=tests)
         code = _run_one(
-            command(row, tuner, seed, results_dir, args.overrides),
+            command(figure, row, tuner, seed, results_dir, args.overrides),
             results_dir / "logs" / f"{name}.log",
             deadline,
         )
@@ -262,13 +184,13 @@ def run(rows: Sequence[Row], args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def status(rows: Sequence[Row], args: argparse.Namespace) -> int:
+def status(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> int:
     left = 0.0
     for row, tuner, seed in planned(rows, args.seeds, args.tuners):
-        name = row.session(tuner, seed)
+        name = row.session(figure.name, tuner, seed)
         state, tests = session_state(args.results_dir, name)
         if state != "finished":
-            left += row.minutes * (1 - min(tests, 100) / 100)
+            left += figure.minutes(row, tuner) * (1 - min(tests, 100) / 100)
         print(f"{name:<48} {state:<12} {tests:>4} tests")
     print(f"left: about {left / 60:.1f} h of sessions on this machine")
     return 0
@@ -280,11 +202,12 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("action", choices=("run", "status"))
+    parser.add_argument("--figure", choices=sorted(FIGURES), default="fig6")
     parser.add_argument("--systems", nargs="+", help="only these rows (by system name)")
     parser.add_argument("--seeds", type=int, default=2, help="seeds 0..N-1 per system (2)")
-    parser.add_argument("--tuners", nargs="+", default=list(TUNERS))
+    parser.add_argument("--tuners", nargs="+", help="only these (default: the figure's)")
     parser.add_argument("--stop-at", help="interrupt the running session then (HH:MM UTC)")
-    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--results-dir", type=Path, help="default: results/real/<figure>")
     parser.add_argument(
         "--set",
         dest="overrides",
@@ -294,16 +217,21 @@ def main(argv: list[str] | None = None) -> int:
         help="more Hydra overrides for every session (a session resumes with its own)",
     )
     args = parser.parse_args(argv)
-    rows = [r for r in QUEUE if not args.systems or r.system in args.systems]
-    unknown = set(args.systems or ()) - {r.system for r in QUEUE}
+    figure = FIGURES[args.figure]
+    args.results_dir = args.results_dir or figure.results_dir
+    args.tuners = args.tuners or list(figure.tuners)
+    rows = [r for r in figure.rows if not args.systems or r.system in args.systems]
+    unknown = set(args.systems or ()) - {r.system for r in figure.rows}
     if unknown:
         print(
-            f"error: no queue row for {sorted(unknown)}; rows: "
-            f"{', '.join(r.system for r in QUEUE)}",
+            f"error: {figure.name} has no row for {sorted(unknown)}; its rows: "
+            f"{', '.join(r.system for r in figure.rows)}",
             file=sys.stderr,
         )
         return 2
-    return run(rows, args) if args.action == "run" else status(rows, args)
+    if args.action == "run":
+        return run(figure, rows, args)
+    return status(figure, rows, args)
 
 
 if __name__ == "__main__":

@@ -404,8 +404,8 @@ def test_every_recipe_composes_into_the_store_its_figure_reads(
 
     cfg = compose_cfg(f"+experiment={recipe}")
     assert isinstance(instantiate(cfg.tuner), partial)
-    if recipe == "fig6_real":  # its queue's session folders are fig6's real panel, not MLflow
-        assert cfg.session.existing == "resume" and cfg.tracking.experiment == "fig6_real"
+    if recipe.endswith("_real"):  # its queue's session folders are the data (paper.real_panel)
+        assert cfg.session.existing == "resume" and cfg.tracking.experiment == recipe
         assert (cfg.budget, cfg.session.default_every, cfg.session.confirm) == (100, 10, 3)
         return
     assert cfg.tracking.uri == DEFAULT_URI

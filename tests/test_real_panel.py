@@ -17,8 +17,9 @@ import pytest
 
 from harness.records import Observation, Status
 from paper import real_queue
+from paper.real_figures import FIGURES, Row
 from paper.real_panel import LOAD_MARGIN, loaded, panel, session_row, verdicts
-from paper.real_queue import QUEUE, Row, planned, session_state
+from paper.real_queue import planned, session_state
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,11 +58,25 @@ def test_the_queue_runs_each_system_for_every_seed_and_tuner_before_the_next():
     assert order[:4] == [("a", "x", 0), ("a", "y", 0), ("a", "x", 1), ("a", "y", 1)]
     assert order[4][0] == "b" and len(order) == 8
     # the paper's six systems come first, each with a stated protocol
-    assert [r.system for r in QUEUE[:6]] == [
+    fig6 = FIGURES["fig6"].rows
+    assert [r.system for r in fig6[:6]] == [
         "mysql", "postgres", "tomcat", "spark", "mapreduce", "cassandra"
     ]  # fmt: skip
-    assert all(r.why for r in QUEUE[:6])
-    assert QUEUE[0].session("gpbo", 1) == "fig6-mysql-readwrite-gpbo-s1"
+    assert all(r.why for r in fig6[:6])
+    assert fig6[0].session("fig6", "gpbo", 1) == "fig6-mysql-readwrite-gpbo-s1"
+
+
+def test_fig7_runs_the_expert_settings_as_one_test_and_fig10a_with_30_knobs(tmp_path):
+    from paper.real_queue import command
+
+    fig7, fig10a = FIGURES["fig7"], FIGURES["fig10a"]
+    expert = command(fig7, fig7.rows[0], "expert_script", 1, tmp_path, [])
+    assert "+experiment=fig7_real" in expert and "budget=2" in expert and "seed=1" in expert
+    assert "budget=2" not in command(fig7, fig7.rows[0], "gpbo", 0, tmp_path, [])
+    assert "system.adapter.knob_set='30'" in command(
+        fig10a, fig10a.rows[1], "gpbo", 0, tmp_path, []
+    )
+    assert fig7.minutes(fig7.rows[0], "expert_manual") < fig7.minutes(fig7.rows[0], "gpbo")
 
 
 def test_a_second_driver_is_refused_while_one_holds_the_lock(tmp_path, capsys):
