@@ -63,7 +63,7 @@ def test_the_queue_runs_each_system_for_every_seed_and_tuner_before_the_next():
         "mysql", "postgres", "tomcat", "spark", "mapreduce", "cassandra"
     ]  # fmt: skip
     assert all(r.why for r in fig6[:6])
-    assert fig6[0].session("fig6", "gpbo", 1) == "fig6-mysql-readwrite-gpbo-s1"
+    assert fig6[0].session("fig6", "gpbo_paper", 1) == "fig6-mysql-readwrite-gpbo_paper-s1"
 
 
 def test_fig7_runs_the_expert_settings_as_one_test_and_fig10a_with_30_knobs(tmp_path):
@@ -139,7 +139,7 @@ def test_a_difference_counts_only_beyond_twice_the_default_noise_and_with_two_se
             [
                 ("classytune_paper", 0, 0.50, 0.05), ("classytune_paper", 1, 0.40, 0.05),
                 ("bestconfig", 0, 0.20, 0.05), ("bestconfig", 1, 0.30, 0.05),
-                ("gpbo", 0, 0.22, 0.05), ("gpbo", 1, 0.20, 0.05),
+                ("gpbo_paper", 0, 0.22, 0.05), ("gpbo_paper", 1, 0.20, 0.05),
                 ("classytune", 0, 0.10, 0.05),
             ]
         )
@@ -147,7 +147,7 @@ def test_a_difference_counts_only_beyond_twice_the_default_noise_and_with_two_se
     said = verdicts(table)[("s", "w")]
     assert said[0].startswith("classytune_paper > bestconfig: +20.0 points")
     assert "beyond the noise" in said[0] and "±10.0" in said[0]
-    assert said[1].startswith("bestconfig ≈ gpbo") and "within the noise" in said[1]
+    assert said[1].startswith("bestconfig ≈ gpbo_paper") and "within the noise" in said[1]
     assert "not judged" in said[3]  # classytune has one seed
     assert math.isclose(table.set_index("tuner").at["bestconfig", "improvement"], 0.25)
 

@@ -135,7 +135,7 @@ def fig6_improvement(df: pd.DataFrame, real: pd.DataFrame | None = None) -> Figu
 
 
 #: The paper's method first, our default mode beside it, then the baselines.
-FIG6_ORDER = ["classytune_paper", "classytune", "bestconfig", "gpbo"]
+FIG6_ORDER = ["classytune_paper", "classytune", "bestconfig", "gpbo", "gpbo_paper"]
 
 
 def fig10b_time(df: pd.DataFrame) -> Figure:
