@@ -15,7 +15,8 @@ folders are the data. Per session:
 - **default noise**: the relative standard deviation of the default's measurements in the
   session (trial 0, every 10th test's re-measurement and the 3 confirmation runs);
 - **loaded tests**: tests whose 1-minute load average exceeded the session's median by more
-  than ``LOAD_MARGIN`` (one more busy process than usual on this 2-core machine: another job).
+  than ``LOAD_MARGIN`` and by more than ``LOAD_RATIO`` (one more busy process than usual on
+  this 2-core machine, and half as many again for systems that load it heavily themselves).
 
 A claim "A >= B" on a system (each figure's claims are in :mod:`paper.real_figures`) is
 judged on the means over seeds of the confirmed improvement; the difference counts as beyond
@@ -40,11 +41,21 @@ from harness.objective import Objective
 from harness.records import Observation, Status
 from paper.real_figures import FIGURES, RealFigure
 
-__all__ = ["LOAD_MARGIN", "loaded", "panel", "session_row", "session_table", "verdicts"]
+__all__ = [
+    "LOAD_MARGIN",
+    "LOAD_RATIO",
+    "loaded",
+    "panel",
+    "session_row",
+    "session_table",
+    "verdicts",
+]
 
 #: A test ran under abnormal load when its 1-minute load average exceeds the session's median
-#: by more than this (processes; the machine has 2 cores).
+#: by more than this (processes; the machine has 2 cores) and by this ratio: HDFS's own load
+#: averages 6.4 with a 90th percentile of 8.1, where a fixed margin flagged a fifth of its tests.
 LOAD_MARGIN = 1.0
+LOAD_RATIO = 1.5
 FIG6 = FIGURES["fig6"]
 
 
@@ -60,7 +71,8 @@ def loaded(loads: list[float | None]) -> list[bool]:
     if not known:
         return [False] * len(loads)
     usual = statistics.median(known)
-    return [x is not None and x > usual + LOAD_MARGIN for x in loads]
+    limit = max(usual + LOAD_MARGIN, usual * LOAD_RATIO)
+    return [x is not None and x > limit for x in loads]
 
 
 def _rsd(values: list[float]) -> float:
@@ -148,6 +160,7 @@ def panel(sessions: pd.DataFrame) -> pd.DataFrame:
             high=("improvement", "max"),
             best_improvement=("best_improvement", "mean"),
             loaded_tests=("loaded_tests", "sum"),
+            best_loaded=("best_loaded", "sum"),
         )
         .reset_index()
     )
@@ -196,7 +209,8 @@ def report(sessions: pd.DataFrame, figure: RealFigure) -> str:
         f"`python -m paper.real_panel{flag}` (this file). Protocol: results/real/README.md.",
         "Improvement: confirmed (median of 3 re-measurements of the answer over median of 3 of "
         "the default, alternating, after the 100 tests); for job times, the time saved. "
-        f"Loaded tests: 1-min load average > session median + {LOAD_MARGIN:g}.",
+        f"Loaded tests: 1-min load average > session median + {LOAD_MARGIN:g} and "
+        f"> {LOAD_RATIO:g} x median.",
         "",
     ]
     if sessions.empty:
@@ -217,14 +231,15 @@ def report(sessions: pd.DataFrame, figure: RealFigure) -> str:
             f"{100 * float(rows['default_noise'].iloc[0]):.1f}%.",
             "",
             "| tuner | seeds | confirmed improvement, mean (min – max) | best single test over "
-            "trial 0, mean | loaded tests |",
+            "trial 0, mean | loaded tests (bests among them) |",
             "|---|---|---|---|---|",
         ]
         order = {t: i for i, t in enumerate(figure.tuners)}
         for _, r in rows.sort_values("tuner", key=lambda s: s.map(order)).iterrows():
             lines.append(
                 f"| {r['tuner']} | {r['seeds']} | {_pct(r['improvement'])} ({_pct(r['low'])} – "
-                f"{_pct(r['high'])}) | {_pct(r['best_improvement'])} | {r['loaded_tests']} |"
+                f"{_pct(r['high'])}) | {_pct(r['best_improvement'])} | {r['loaded_tests']} "
+                f"({r['best_loaded']}) |"
             )
         lines += ["", *[f"- {v}" for v in judged[(str(system), str(workload))]], ""]
     return "\n".join(lines) + "\n"
