@@ -217,3 +217,21 @@ def test_fig6_draws_the_real_panel_beside_the_surrogates_with_each_tuner_in_one_
     assert colour(left, "gpbo") == colour(right, "gpbo")
     assert colour(left, "classytune") == colour(right, "classytune")
     assert len(plots.fig6_improvement(surrogate).axes) == 1
+
+
+def test_every_queued_session_of_every_figure_composes(compose_cfg):
+    """A typo in a row's cuts or a tuner's overrides ends a queue hours in; here it fails now."""
+    from hydra.utils import instantiate
+
+    from harness.build import make_workload
+    from paper.real_queue import command
+
+    for figure in FIGURES.values():
+        for row, tuner, seed in planned(figure.rows, 1, figure.tuners):
+            argv = command(figure, row, tuner, seed, Path("unused"), [])
+            overrides = [a for a in argv[argv.index("harness") + 1 :] if "results_dir" not in a]
+            cfg = compose_cfg(*overrides)
+            assert cfg.budget == (2 if tuner.startswith("expert") else 100), argv
+            assert cfg.session.default_every == 10 and cfg.session.confirm == 3
+            assert callable(instantiate(cfg.tuner)), argv
+            make_workload(cfg)  # a mistyped workload setting is refused in one line
