@@ -200,13 +200,14 @@ def test_the_driver_stops_resumably_continues_and_then_skips_on_real_sqlite(tmp_
 
 def test_fig6_draws_the_real_panel_beside_the_surrogates_with_each_tuner_in_one_colour():
     from paper.figures import plots
+    from paper.figures.plot_real import fig6_figure
 
     surrogate = pd.DataFrame(
         {"system": "surrogate_tomcat", "tuner": ["classytune_paper", "classytune", "gpbo"],
          "improvement": [0.5, 0.6, 0.4]}
     )  # fmt: skip
     real = _table([("classytune", 0, 0.1, 0.05), ("gpbo", 0, 0.2, 0.05)])
-    fig = plots.fig6_improvement(surrogate, real)
+    fig = fig6_figure(surrogate, real)
     left, right = fig.axes
     assert len(right.patches) == 2  # never mixed: the real sessions are only on the right
 
@@ -217,6 +218,7 @@ def test_fig6_draws_the_real_panel_beside_the_surrogates_with_each_tuner_in_one_
     assert colour(left, "gpbo") == colour(right, "gpbo")
     assert colour(left, "classytune") == colour(right, "classytune")
     assert len(plots.fig6_improvement(surrogate).axes) == 1
+    assert len(fig6_figure(surrogate, real.iloc[:0]).axes) == 1
 
 
 def test_every_queued_session_of_every_figure_composes(compose_cfg):

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 
 from paper.figures import analysis, plots, tables
 from paper.figures.loader import NoRunsError, load_pools, load_sessions
+from paper.figures.plot_real import fig6_figure
 from paper.figures.plot_subspaces import fig8_subspaces
 from paper.real_panel import session_table
 
@@ -129,7 +130,7 @@ FIGURES: dict[str, FigureSpec] = {
         "fig6",
         ("fig6", "fig6_real"),
         _fig6,
-        lambda t: plots.fig6_improvement(t["fig6"], t.get("fig6_real")),
+        lambda t: fig6_figure(t["fig6"], t.get("fig6_real")),
     ),
     "fig7": FigureSpec(
         "fig7", ("fig7",), tables.fig7_tables, lambda t: plots.fig7_expert(t["fig7"])

@@ -5,8 +5,31 @@ from __future__ import annotations
 
 import matplotlib.axes
 import pandas as pd
+from matplotlib.figure import Figure
 
-__all__ = ["real_panel", "real_panels"]
+from paper.figures.plots import (
+    FIG6_ORDER,
+    caption,
+    fig6_bars,
+    fig6_improvement,
+    fig6_width,
+    grouped_bars,
+    require_columns,
+)
+
+__all__ = ["fig6_figure", "real_panel", "real_panels"]
+
+
+def fig6_figure(df: pd.DataFrame, real: pd.DataFrame | None = None) -> Figure:
+    """Fig. 6: the surrogate panel, and with ``real`` (one row per real-system session,
+    :mod:`paper.real_panel`) the real systems' panel beside it, never mixed into it."""
+    if real is None or real.empty:
+        return fig6_improvement(df)
+    width, real_width = fig6_width(df), max(5.0, 1.1 * real_panels(real) + 2)
+    fig = Figure(figsize=(width + real_width, 4.5))
+    ax, real_ax = fig.subplots(1, 2, width_ratios=[width, real_width])
+    caption(fig, fig6_bars(ax, df) + real_panel(real_ax, real))
+    return fig
 
 
 def real_panels(df: pd.DataFrame) -> int:
@@ -17,8 +40,6 @@ def real_panels(df: pd.DataFrame) -> int:
 def real_panel(ax: matplotlib.axes.Axes, df: pd.DataFrame) -> list[str]:
     """Draw the sessions of ``df`` (system, workload, tuner, seed, improvement, default_rsd)
     on ``ax``; return the caption lines (gaps, each system's default noise)."""
-    from paper.figures.plots import FIG6_ORDER, grouped_bars, require_columns
-
     require_columns(
         df, ("system", "workload", "tuner", "seed", "improvement", "default_rsd"), "fig6_real"
     )

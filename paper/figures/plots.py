@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from paper.figures.plot_real import real_panel, real_panels
 from paper.figures.units import axis_label, knob_unit, metric_unit
 
 __all__ = [
@@ -108,19 +107,23 @@ def caption(fig: Figure, lines: list[str]) -> None:
     fig.tight_layout(rect=(0.0, min(0.4, (0.18 * len(unique) + 0.1) / height), 1.0, 1.0))
 
 
-def fig6_improvement(df: pd.DataFrame, real: pd.DataFrame | None = None) -> Figure:
-    """Fig. 6: improvement over default (columns system, tuner, improvement), mean of seeds;
-    with ``real`` (one row per real-system session, :mod:`paper.real_panel`), the real
-    systems' panel beside it, never mixed into it."""
+def fig6_improvement(df: pd.DataFrame) -> Figure:
+    """Fig. 6: improvement over default (columns system, tuner, improvement), mean of seeds.
+    With the real systems' panel beside it: :func:`paper.figures.plot_real.fig6_figure`."""
+    fig = Figure(figsize=(fig6_width(df), 4.5))
+    caption(fig, fig6_bars(fig.subplots(), df))
+    return fig
+
+
+def fig6_width(df: pd.DataFrame) -> float:
+    """The surrogate panel's width (inches) for its number of systems."""
+    return max(6.0, 1.1 * df["system"].nunique() + 3)
+
+
+def fig6_bars(ax: matplotlib.axes.Axes, df: pd.DataFrame) -> list[str]:
+    """Draw the surrogate/synthetic Fig. 6 panel on ``ax``; return its caption lines."""
     require_columns(df, ("system", "tuner", "improvement"), "fig6")
     data = df.assign(improvement_pct=100.0 * df["improvement"])
-    width = max(6.0, 1.1 * data["system"].nunique() + 3)
-    real_width = 0.0 if real is None else max(5.0, 1.1 * real_panels(real) + 2)
-    fig = Figure(figsize=(width + real_width, 4.5))
-    if real is None:
-        ax = fig.subplots()
-    else:
-        ax, real_ax = fig.subplots(1, 2, width_ratios=[width, real_width])
     gaps = grouped_bars(ax, data, "system", "tuner", "improvement_pct", FIG6_ORDER)
     ax.set_ylabel("improvement over default (%)")
     if data["improvement_pct"].abs().max() > 1000:
@@ -128,10 +131,7 @@ def fig6_improvement(df: pd.DataFrame, real: pd.DataFrame | None = None) -> Figu
         ax.set_yscale("symlog", linthresh=10)
         ax.set_ylabel("improvement over default (%, symlog)")
     ax.set_title("Fig. 6: 100 tests, mean of seeds (whiskers: min-max)", fontsize=10)
-    if real is not None:
-        gaps += real_panel(real_ax, real)
-    caption(fig, gaps)
-    return fig
+    return gaps
 
 
 #: The paper's method first, our default mode beside it, then the baselines.
