@@ -18,6 +18,8 @@ shared cores two sessions at once would measure each other.
 The order is a system's sessions for both seeds (all four tuners each), then the next system,
 so every finished system is a complete panel of >= 2 seeds.
 
+Before each session the driver waits (``--patience``, 15 min at most) until less than a quarter
+of the CPU is busy (``--quiet``): another job would be measured with the session's tests.
 Beside each session's own per-test load average (``loadavg_1m`` of every test), the driver
 appends to ``results/real/<figure>/queue.jsonl`` the machine's load when each session starts
 and ends and the session's exit code; its output goes to ``logs/<session>.log`` there.
@@ -84,6 +86,31 @@ def _log_event(results_dir: Path, **event: Any) -> None:
     event = {"at": round(time.time(), 1), "load": [round(x, 2) for x in os.getloadavg()], **event}
     with (results_dir / "queue.jsonl").open("a") as fh:
         fh.write(json.dumps(event) + "\n")
+
+
+def cpu_busy(seconds: float = 2.0) -> float:
+    """Share of the machine's CPU time that was busy over the next ``seconds`` (/proc/stat)."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + fields[4]  # idle + iowait
+        return sum(fields[:8]) - idle, sum(fields[:8])
+
+    busy0, total0 = sample()
+    time.sleep(seconds)
+    busy1, total1 = sample()
+    return (busy1 - busy0) / max(total1 - total0, 1)
+
+
+def wait_until_quiet(limit: float, patience_s: float, poll_s: float = 10.0) -> float:
+    """Wait (at most ``patience_s``) until under ``limit`` of the CPU is busy; the last share.
+    Another job on 2 cores would be measured with the session: better to start late."""
+    started = time.monotonic()
+    busy = cpu_busy()
+    while busy > limit and time.monotonic() - started < patience_s:
+        time.sleep(poll_s)
+        busy = cpu_busy()
+    return busy
 
 
 def _deadline(text: str | None) -> float | None:
@@ -164,7 +191,12 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
         doing = f"continuing after {tests} tests" if tests else "starting"
         about = f"~{figure.minutes(row, tuner)} min"
         print(f"{time.strftime('%H:%M:%S')} {name}: {doing} ({about})", flush=True)
-        _log_event(results_dir, session=name, event="start", tests_before=tests)
+        busy = wait_until_quiet(args.quiet, args.patience * 60)
+        if busy > args.quiet:
+            print(f"warning: {100 * busy:.0f}% of the CPU is busy as {name} starts", flush=True)
+        _log_event(
+            results_dir, session=name, event="start", tests_before=tests, cpu_busy=round(busy, 3)
+        )
         code = _run_one(
             command(figure, row, tuner, seed, results_dir, args.overrides),
             results_dir / "logs" / f"{name}.log",
@@ -208,6 +240,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tuners", nargs="+", help="only these (default: the figure's)")
     parser.add_argument("--stop-at", help="interrupt the running session then (HH:MM UTC)")
     parser.add_argument("--results-dir", type=Path, help="default: results/real/<figure>")
+    parser.add_argument(
+        "--quiet",
+        type=float,
+        default=0.25,
+        help="start a session only when less than this share of the CPU is busy (0.25) ...",
+    )
+    parser.add_argument(
+        "--patience", type=float, default=15.0, help="... waiting at most this many minutes (15)"
+    )
     parser.add_argument(
         "--set",
         dest="overrides",

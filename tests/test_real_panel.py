@@ -79,6 +79,15 @@ def test_fig7_runs_the_expert_settings_as_one_test_and_fig10a_with_30_knobs(tmp_
     assert fig7.minutes(fig7.rows[0], "expert_manual") < fig7.minutes(fig7.rows[0], "gpbo")
 
 
+def test_a_session_waits_for_a_quiet_machine_but_not_forever(monkeypatch):
+    assert 0.0 <= real_queue.cpu_busy(0.2) <= 1.0  # read from /proc/stat
+    shares = iter([0.9, 0.6, 0.1, 0.9])
+    monkeypatch.setattr(real_queue, "cpu_busy", lambda: next(shares))
+    assert real_queue.wait_until_quiet(0.25, patience_s=60, poll_s=0) == 0.1
+    monkeypatch.setattr(real_queue, "cpu_busy", lambda: 0.9)
+    assert real_queue.wait_until_quiet(0.25, patience_s=0, poll_s=0) == 0.9
+
+
 def test_a_second_driver_is_refused_while_one_holds_the_lock(tmp_path, capsys):
     with (tmp_path / "queue.lock").open("w") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -158,8 +167,9 @@ def test_a_difference_counts_only_beyond_twice_the_default_noise_and_with_two_se
 def _driver(results: Path, *more: str) -> subprocess.Popen[str]:
     argv = [
         sys.executable, "-m", "paper.real_queue", "run", "--systems", "sqlite", "--seeds", "1",
-        "--tuners", "lhs", "--results-dir", str(results), "--set", "session.default_every=4",
-        "session.confirm=1", "workload.duration_s=1", "workload.rows=2000", *more,
+        "--tuners", "lhs", "--results-dir", str(results), "--quiet", "1",
+        "--set", "session.default_every=4", "session.confirm=1", "workload.duration_s=1",
+        "workload.rows=2000", *more,
     ]  # fmt: skip
     return subprocess.Popen(
         argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
