@@ -9,11 +9,10 @@
 Each queued session is one job of ``conf/experiment/<figure>_real.yaml`` (budget 100, the
 default re-measured every 10 tests, the answer confirmed against the default 3 times each,
 alternating), named ``<figure>-<system>-<workload>-<tuner>-s<seed>``; what each figure runs is
-:mod:`paper.real_figures`. The experiment sets
-``session.existing=resume``, so running the queue again skips every finished session and
-continues a stopped one from its stored tests: the driver can be killed, or the machine
-stopped, at any time. Sessions run one at a time (a lock file refuses a second driver): on 2
-shared cores two sessions at once would measure each other.
+:mod:`paper.real_figures`. The experiment sets ``session.existing=resume``, so running the
+queue again skips every finished session and continues a stopped one from its stored tests:
+the driver can be killed, or the machine stopped, at any time. Sessions run one at a time (a
+lock file refuses a second driver): on 2 shared cores two sessions would measure each other.
 
 The order is a system's sessions for both seeds (all four tuners each), then the next system,
 so every finished system is a complete panel of >= 2 seeds.
@@ -166,6 +165,8 @@ def _run_one(argv: list[str], log_path: Path, deadline: float | None) -> int:
 
 
 def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> int:
+    """Run the queue's sessions that have not finished, one at a time; 0 when all finished
+    (or the stop-at time came between sessions), 130 when one was interrupted, else 1."""
     results_dir: Path = args.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
     lock = (results_dir / "queue.lock").open("w")
@@ -217,6 +218,7 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
 
 
 def status(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> int:
+    """Print each queued session's state and the hours of sessions left."""
     left = 0.0
     for row, tuner, seed in planned(rows, args.seeds, args.tuners):
         name = row.session(figure.name, tuner, seed)
