@@ -10,7 +10,7 @@
 #
 #   bash scripts/bench_eval_suite.sh            # continue; each tuner group in turn
 #   bash scripts/bench_eval_suite.sh report     # only rewrite REPORT.md from the cache
-#   bash scripts/bench_eval_suite.sh interim    # the tuners finished so far: interim/REPORT.md
+#   INTERIM_SEEDS=8 bash scripts/bench_eval_suite.sh interim   # seeds 0-7: interim/REPORT.md
 #   bash scripts/bench_eval_suite.sh gpbo       # only the GP-BO panel (gpbo/REPORT.md)
 #
 # GP-BO is slow here, so its panel (the paper's three methods and the default classytune) is
@@ -34,9 +34,10 @@ common=(--suite eval --noise 0 0.05 0.15 --seeds 10 --budget 100 --processes 2
         --out "$out" --cache "$out/cache.json" --no-progress)
 all=(classytune classytune_paper bestconfig lhs random gbrt rfr optuna_tpe smac)
 if [ "${1:-}" = "interim" ]; then
-  # smac's 240 sessions take hours: the report of the tuners whose sessions are all cached
+  # every tuner on the seeds all of them finished (smac's 240 sessions take many hours):
+  # interim/REPORT.md; INTERIM_SEEDS=8 ranks seeds 0-7
   exec nice -n 10 "$python" -m paper.bench "${common[@]}" --processes 1 --out "$out/interim" \
-    --tuners classytune classytune_paper bestconfig lhs random gbrt rfr optuna_tpe
+    --seeds "${INTERIM_SEEDS:-10}" --tuners "${all[@]}"
 fi
 gpbo_panel=(--suite eval --noise 0 --seeds 3 --budget 100 --processes 2 --no-progress
             --out "$out/gpbo" --cache "$out/cache.json"
