@@ -218,15 +218,23 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
 
 
 def status(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> int:
-    """Print each queued session's state and the hours of sessions left."""
+    """Print each queued session's state, and per row and in all the hours of sessions left."""
     left = 0.0
-    for row, tuner, seed in planned(rows, args.seeds, args.tuners):
-        name = row.session(figure.name, tuner, seed)
-        state, tests = session_state(args.results_dir, name)
-        if state != "finished":
-            left += figure.minutes(row, tuner) * (1 - min(tests, 100) / 100)
-        print(f"{name:<48} {state:<12} {tests:>4} tests")
-    print(f"left: about {left / 60:.1f} h of sessions on this machine")
+    for row in rows:
+        finished, row_left = 0, 0.0
+        for _, tuner, seed in planned([row], args.seeds, args.tuners):
+            name = row.session(figure.name, tuner, seed)
+            state, tests = session_state(args.results_dir, name)
+            finished += state == "finished"
+            if state != "finished":
+                row_left += figure.minutes(row, tuner) * (1 - min(tests, 100) / 100)
+            print(f"{name:<48} {state:<12} {tests:>4} tests")
+        total = args.seeds * len(args.tuners)
+        print(
+            f"== {row.system}/{row.workload}: {finished} of {total} finished, "
+            f"~{row_left / 60:.1f} h left (cumulative ~{(left + row_left) / 60:.1f} h)"
+        )
+        left += row_left
     return 0
 
 
