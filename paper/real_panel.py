@@ -27,7 +27,6 @@ configuration again), and as a tie otherwise.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -38,7 +37,8 @@ import pandas as pd
 
 from harness.confirm import CONFIRM_KEY, confirmation
 from harness.objective import Objective
-from harness.records import Observation, Status
+from harness.records import Status
+from harness.store import SampleStore
 from paper.real_figures import FIGURES, RealFigure
 
 __all__ = [
@@ -57,12 +57,6 @@ __all__ = [
 LOAD_MARGIN = 1.0
 LOAD_RATIO = 1.5
 FIG6 = FIGURES["fig6"]
-
-
-def _load(path: Path) -> list[Observation]:
-    if not path.exists():
-        return []
-    return [Observation.from_json(json.loads(line)) for line in path.open() if line.strip()]
 
 
 def loaded(loads: list[float | None]) -> list[bool]:
@@ -84,13 +78,13 @@ def _rsd(values: list[float]) -> float:
 
 def session_row(folder: Path) -> dict[str, Any] | None:
     """What one finished session measured (None while it is not finished)."""
-    meta = json.loads((folder / "session.json").read_text())
+    store = SampleStore(folder)  # read only: a torn last line is dropped as on resume
+    meta = store.read_meta()
     if meta.get("status") != "FINISHED":
         return None
     tags = meta["tags"]
     objective = Objective(tags["harness.objective"], tags["harness.direction"])
-    tests = _load(folder / "observations.jsonl")
-    refs = _load(folder / "references.jsonl")
+    tests, refs = store.load(), store.load(reference=True)
     ok = [t for t in tests if t.status is Status.SUCCEEDED]
     trial0 = next(t for t in tests if t.trial == 0)
     default0 = objective.value(trial0.metrics)
@@ -142,8 +136,9 @@ def session_table(results_dir: Path = FIG6.results_dir) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _pooled_rsd(group: pd.DataFrame) -> float:
-    values = group["default_rsd"].dropna()
+def pooled_rsd(rsd: pd.Series) -> float:
+    """The sessions' relative sds of the default pooled (root mean square); NaN if none."""
+    values = rsd.dropna()
     return math.sqrt(float((values**2).mean())) if len(values) else math.nan
 
 
@@ -164,7 +159,7 @@ def panel(sessions: pd.DataFrame) -> pd.DataFrame:
         )
         .reset_index()
     )
-    noise = sessions.groupby(["system", "workload"]).apply(_pooled_rsd, include_groups=False)
+    noise = sessions.groupby(["system", "workload"])["default_rsd"].apply(pooled_rsd)
     out["default_noise"] = [
         noise[(s, w)] for s, w in zip(out["system"], out["workload"], strict=True)
     ]

@@ -16,6 +16,7 @@ from paper.figures.plots import (
     grouped_bars,
     require_columns,
 )
+from paper.real_panel import pooled_rsd
 
 __all__ = ["fig6_figure", "real_panel", "real_panels"]
 
@@ -52,7 +53,7 @@ def real_panel(ax: matplotlib.axes.Axes, df: pd.DataFrame) -> list[str]:
     seeds = data.groupby(["panel", "tuner"])["seed"].nunique()
     span = str(seeds.min()) if seeds.min() == seeds.max() else f"{seeds.min()}-{seeds.max()}"
     ax.set_title(f"real systems: mean of {span} seeds (whiskers: min-max)", fontsize=10)
-    noise = data.groupby("panel")["default_rsd"].apply(lambda s: (s.dropna() ** 2).mean() ** 0.5)
+    noise = data.groupby("panel")["default_rsd"].apply(pooled_rsd)
     gaps.append(
         "real systems: the answer re-measured 3x against the default 3x after 100 tests; "
         "default noise (relative sd of its re-measurements): "
