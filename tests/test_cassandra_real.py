@@ -161,12 +161,19 @@ def test_missing_install_names_the_setup_command(tmp_path: Path) -> None:
 
 
 class NodeKiller(threading.Thread):
-    """Kills one node with SIGKILL a moment after the ``nth`` YCSB run phase has started."""
+    """Kills one node with SIGKILL a moment after the ``nth`` YCSB run phase has started.
+
+    It reads the node's pid file from this machine's disk, not through the session's executor:
+    an SSH connection is not safe to share with the session's thread (a CI run lost the kill to
+    exactly that), and the namespace hosts of tests/testbed.py share this machine's disk and
+    PID space. Whatever stops it is kept in ``error`` for the test's message.
+    """
 
     def __init__(self, system: CassandraSystem, node: int, nth: int) -> None:
         super().__init__(daemon=True)
         self.system, self.node, self.nth = system, node, nth
         self.killed: int | None = None
+        self.error = ""
         self.done = threading.Event()
 
     def _ycsb_runs(self) -> set[int]:
@@ -175,18 +182,32 @@ class NodeKiller(threading.Thread):
         ).stdout
         return {int(p) for p in out.split()}
 
+    def _node_pid(self) -> int | None:
+        path = Path(self.system.paths[self.node].pid_file)
+        text = path.read_text().strip() if path.exists() else ""
+        return int(text) if text.isdigit() else None
+
     def run(self) -> None:
+        try:
+            self._watch()
+        except Exception as error:  # the test asserts on killed and prints this
+            self.error = f"{type(error).__name__}: {error}"
+
+    def _watch(self) -> None:
         seen: set[int] = set()
         while not self.done.is_set():
             seen |= self._ycsb_runs()
             if len(seen) >= self.nth:
                 time.sleep(1.5)
-                pid = self.system._pid(self.node)
-                if pid is not None:
-                    os.kill(pid, signal.SIGKILL)
-                    self.killed = pid
+                pid = self._node_pid()
+                if pid is None:
+                    self.error = f"no pid file for node {self.node} during YCSB run {self.nth}"
+                    return
+                os.kill(pid, signal.SIGKILL)
+                self.killed = pid
                 return
             time.sleep(0.2)
+        self.error = f"saw {len(seen)} YCSB run phase(s), waited for {self.nth}"
 
 
 @LONG  # CI runs the same fault on the two-host ring of tests/test_testbed_clusters.py
@@ -213,7 +234,7 @@ def test_three_node_ring_survives_a_node_killed_mid_test(tmp_path: Path) -> None
         result = api.run(session)
     finally:
         killer.done.set()
-    assert killer.killed is not None
+    assert killer.killed is not None, killer.error
     statuses = [o.status for o in result.observations]
     assert statuses == [Status.SUCCEEDED, Status.FAILED, Status.SUCCEEDED], [
         o.message for o in result.observations

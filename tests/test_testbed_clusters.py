@@ -106,7 +106,7 @@ def test_a_cassandra_ring_on_two_hosts_is_driven_by_ycsb_from_a_third_and_surviv
         result, (first, second, client) = _run_watched(bed, session)
     finally:
         killer.done.set()
-    assert killer.killed is not None
+    assert killer.killed is not None, killer.error
     assert system.heap_mb == 1024  # the inventory's 2 GiB share, not the machine's 24 GiB
     statuses = [o.status for o in result.observations]
     assert statuses == [Status.SUCCEEDED, Status.FAILED, Status.SUCCEEDED], [
