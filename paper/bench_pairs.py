@@ -1,0 +1,157 @@
+"""Head-to-head view of a benchmark cache: where one tuner wins and loses against its peers.
+
+The bench's report ranks every tuner at once; a reader who wants to know *where* the default
+tuner misses asks narrower questions, answered here from the same cache (no session is run):
+
+* paired wins / losses / ties of one tuner against each peer, per (suite, noise) group, over the
+  (system, seed) problems both finished;
+* the overall mean normalised score with each system left out in turn, which shows whether a
+  lead rests on one system.
+
+    python -m paper.bench_pairs --cache results/bench/eval/cache.json \\
+        --tuner classytune --against smac rfr gbrt lhs --budget 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from paper.bench_score import normalised_score
+
+__all__ = ["head_to_head", "leave_one_out", "main", "scores_by_group"]
+
+#: (tuner, system, seed) -> normalised score, per noise group name.
+Scores = dict[str, dict[tuple[str, str, int], float]]
+
+
+def _group(system: str) -> str:
+    """The noise group of a bench system name (``surrogate_tomcat~noise5`` → ``noise5``)."""
+    return system.split("~", 1)[1] if "~" in system else "no noise"
+
+
+def _noise_level(group: str) -> float:
+    """Sort key: "no noise" first, then noise5, noise15, ..."""
+    digits = "".join(ch for ch in group if ch.isdigit())
+    return float(digits) if digits else 0.0
+
+
+def scores_by_group(rows: Iterable[dict[str, Any]], budget: int | None = None) -> Scores:
+    """Normalised scores of the finished sessions, split by noise group.
+
+    Raises ValueError when two cached sessions are the same job (same tuner, system, seed and
+    budget under different code digests): mixing them would compare code versions.
+    """
+    groups: Scores = defaultdict(dict)
+    for row in rows:
+        if "best" not in row or (budget is not None and row["budget"] != budget):
+            continue  # a failed session has "error" and no score
+        key = (row["tuner"], row["system"], int(row["seed"]))
+        group = groups[_group(row["system"])]
+        if key in group:
+            raise ValueError(f"two cached sessions for {key}: clear stale entries first")
+        group[key] = normalised_score(row["best"], row["default"], row["optimum"])
+    return dict(groups)
+
+
+def head_to_head(
+    scores: dict[tuple[str, str, int], float], tuner: str, peer: str
+) -> tuple[int, int, int]:
+    """Wins, losses and ties of ``tuner`` against ``peer`` over the problems both scored."""
+    wins = losses = ties = 0
+    for (name, system, seed), mine in scores.items():
+        theirs = scores.get((peer, system, seed))
+        if name != tuner or theirs is None or math.isnan(mine) or math.isnan(theirs):
+            continue
+        wins += mine > theirs
+        losses += mine < theirs
+        ties += mine == theirs
+    return wins, losses, ties
+
+
+def _overall(
+    scores: dict[tuple[str, str, int], float], tuner: str, systems: Sequence[str]
+) -> float:
+    """The bench's overall score: the mean over systems of the mean over seeds."""
+    means = []
+    for system in systems:
+        got = [v for (t, s, _), v in scores.items() if t == tuner and s == system]
+        got = [v for v in got if not math.isnan(v)]
+        if got:
+            means.append(statistics.fmean(got))
+    return statistics.fmean(means) if means else math.nan
+
+
+def leave_one_out(
+    scores: dict[tuple[str, str, int], float], tuners: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """Per left-out system ("" = none left out): each tuner's overall score without it."""
+    systems = sorted({s for (_, s, _) in scores})
+    table: dict[str, dict[str, float]] = {}
+    for left_out in ["", *systems]:
+        kept = [s for s in systems if s != left_out]
+        table[left_out] = {t: _overall(scores, t, kept) for t in tuners}
+    return table
+
+
+def report(scores: Scores, tuner: str, peers: Sequence[str]) -> str:
+    """Markdown: one head-to-head and one leave-one-out table per noise group."""
+    lines = [f"# {tuner} head to head", ""]
+    for group in sorted(scores, key=_noise_level):
+        got = scores[group]
+        lines += [f"## {group}", "", "| against | wins | losses | ties |", "|---|---|---|---|"]
+        for peer in peers:
+            wins, losses, ties = head_to_head(got, tuner, peer)
+            lines.append(f"| {peer} | {wins} | {losses} | {ties} |")
+        names = [tuner, *peers]
+        lines += [
+            "",
+            "Overall score (mean over systems of the mean over seeds) with one system left out:",
+            "",
+            "| left out | " + " | ".join(names) + " |",
+            "|---|" + "---|" * len(names),
+        ]
+        for left_out, overall in leave_one_out(got, names).items():
+            best = max(overall.values())
+            cells = [
+                f"**{overall[n]:.3f}**" if overall[n] == best else f"{overall[n]:.3f}"
+                for n in names
+            ]
+            lines.append(f"| {left_out or '(none)'} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m paper.bench_pairs", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--cache", type=Path, required=True, help="a paper.bench cache.json")
+    parser.add_argument("--tuner", default="classytune")
+    parser.add_argument("--against", nargs="+", required=True, help="the peers")
+    parser.add_argument("--budget", type=int, default=None, help="only sessions of this budget")
+    parser.add_argument("--out", type=Path, help="also write the markdown here")
+    args = parser.parse_args(argv)
+    if not args.cache.exists():
+        parser.error(f"{args.cache} does not exist: run python -m paper.bench first")
+    rows = json.loads(args.cache.read_text()).values()
+    try:
+        scores = scores_by_group(rows, args.budget)
+    except ValueError as error:
+        parser.error(str(error))
+    text = report(scores, args.tuner, args.against)
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
