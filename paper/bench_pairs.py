@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from paper.bench_score import normalised_score
+from paper.bench_score import noise_verdict, normalised_score
 
 __all__ = ["head_to_head", "leave_one_out", "main", "scores_by_group"]
 
@@ -56,7 +56,11 @@ def scores_by_group(rows: Iterable[dict[str, Any]], budget: int | None = None) -
         group = groups[_group(row["system"])]
         if key in group:
             raise ValueError(f"two cached sessions for {key}: clear stale entries first")
-        group[key] = normalised_score(row["best"], row["default"], row["optimum"])
+        # as the bench's report: a problem whose gap to the optimum is the table's noise is
+        # not scored (NaN pairs are skipped)
+        within = noise_verdict(row) == "within noise"
+        score = normalised_score(row["best"], row["default"], row["optimum"])
+        group[key] = math.nan if within else score
     return dict(groups)
 
 

@@ -76,3 +76,10 @@ def test_a_missing_cache_is_one_line(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit):
         bench_pairs.main(["--cache", str(tmp_path / "none.json"), "--against", "smac"])
     assert "run python -m paper.bench first" in capsys.readouterr().err
+
+
+def test_a_problem_within_its_tables_noise_is_not_scored_as_in_the_bench() -> None:
+    noisy = {**_row("a", "s1", 0, 0.9), "noise": 0.6}  # gap 1.0 <= 2 x 0.6
+    scores = bench_pairs.scores_by_group([noisy, {**_row("b", "s1", 0, 0.1), "noise": 0.6}])
+    assert math.isnan(scores["no noise"][("a", "s1", 0)])
+    assert bench_pairs.head_to_head(scores["no noise"], "a", "b") == (0, 0, 0)
