@@ -6,10 +6,15 @@ tuner misses asks narrower questions, answered here from the same cache (no sess
 * paired wins / losses / ties of one tuner against each peer, per (suite, noise) group, over the
   (system, seed) problems both finished;
 * the overall mean normalised score with each system left out in turn, which shows whether a
-  lead rests on one system.
+  lead rests on one system;
+* each system's improvement over its default, mean [min-max] over seeds: the measure of the
+  paper's Fig. 6 (within the budget), for judging its claims on a bench's problems.
 
     python -m paper.bench_pairs --cache results/bench/eval/cache.json \\
         --tuner classytune --against smac rfr gbrt lhs --budget 100
+
+``--seeds N`` keeps seeds 0..N-1 only, so a panel run on fewer seeds than the cache holds for
+some tuners compares like with like.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any
 
 from paper.bench_score import noise_verdict, normalised_score
 
-__all__ = ["head_to_head", "leave_one_out", "main", "scores_by_group"]
+__all__ = ["gains_by_group", "head_to_head", "leave_one_out", "main", "scores_by_group"]
 
 #: (tuner, system, seed) -> normalised score, per noise group name.
 Scores = dict[str, dict[tuple[str, str, int], float]]
@@ -42,16 +47,30 @@ def _noise_level(group: str) -> float:
     return float(digits) if digits else 0.0
 
 
-def scores_by_group(rows: Iterable[dict[str, Any]], budget: int | None = None) -> Scores:
+def _finished(
+    rows: Iterable[dict[str, Any]], budget: int | None, seeds: int | None
+) -> Iterable[dict[str, Any]]:
+    """The rows of finished sessions of that budget (all budgets: None) and seeds < ``seeds``."""
+    for row in rows:
+        if "best" not in row:
+            continue  # a failed session has "error" and no score
+        if budget is not None and row["budget"] != budget:
+            continue
+        if seeds is not None and int(row["seed"]) >= seeds:
+            continue
+        yield row
+
+
+def scores_by_group(
+    rows: Iterable[dict[str, Any]], budget: int | None = None, seeds: int | None = None
+) -> Scores:
     """Normalised scores of the finished sessions, split by noise group.
 
     Raises ValueError when two cached sessions are the same job (same tuner, system, seed and
     budget under different code digests): mixing them would compare code versions.
     """
     groups: Scores = defaultdict(dict)
-    for row in rows:
-        if "best" not in row or (budget is not None and row["budget"] != budget):
-            continue  # a failed session has "error" and no score
+    for row in _finished(rows, budget, seeds):
         key = (row["tuner"], row["system"], int(row["seed"]))
         group = groups[_group(row["system"])]
         if key in group:
@@ -62,6 +81,46 @@ def scores_by_group(rows: Iterable[dict[str, Any]], budget: int | None = None) -
         score = normalised_score(row["best"], row["default"], row["optimum"])
         group[key] = math.nan if within else score
     return dict(groups)
+
+
+def gains_by_group(
+    rows: Iterable[dict[str, Any]], budget: int | None = None, seeds: int | None = None
+) -> Scores:
+    """Improvement of the best test over the default, (best − default) / |default|, by group.
+
+    Both are larger-is-better scores (a minimised metric's are negated), so +0.10 is 10 %
+    more throughput or 10 % less time, as Fig. 6 reads. A session without any successful
+    test gains 0; NaN when the default is unknown or 0.
+    """
+    groups: Scores = defaultdict(dict)
+    for row in _finished(rows, budget, seeds):
+        default, best = row["default"], row["best"]
+        if default is None or not math.isfinite(default) or default == 0:
+            gain = math.nan
+        else:
+            gain = 0.0 if best is None else (best - default) / abs(default)
+        groups[_group(row["system"])][(row["tuner"], row["system"], int(row["seed"]))] = gain
+    return dict(groups)
+
+
+def _gain_cell(values: list[float]) -> str:
+    """``+12.3% [10.1–14.0] (3)``: mean, range and count of the finite gains."""
+    got = [v for v in values if math.isfinite(v)]
+    if not got:
+        return "–"
+    return f"{statistics.fmean(got):+.1%} [{min(got):+.1%} – {max(got):+.1%}] ({len(got)})"
+
+
+def gains_table(gains: dict[tuple[str, str, int], float], names: Sequence[str]) -> list[str]:
+    """Markdown rows: per system, each tuner's improvement over the default over its seeds."""
+    lines = ["| system | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for system in sorted({s for (_, s, _) in gains}):
+        cells = [
+            _gain_cell([v for (t, s, _), v in gains.items() if t == name and s == system])
+            for name in names
+        ]
+        lines.append(f"| {system} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def head_to_head(
@@ -104,8 +163,8 @@ def leave_one_out(
     return table
 
 
-def report(scores: Scores, tuner: str, peers: Sequence[str]) -> str:
-    """Markdown: one head-to-head and one leave-one-out table per noise group."""
+def report(scores: Scores, tuner: str, peers: Sequence[str], gains: Scores | None = None) -> str:
+    """Markdown: head-to-head, leave-one-out and (with ``gains``) gains tables per noise group."""
     lines = [f"# {tuner} head to head", ""]
     for group in sorted(scores, key=_noise_level):
         got = scores[group]
@@ -128,6 +187,14 @@ def report(scores: Scores, tuner: str, peers: Sequence[str]) -> str:
                 for n in names
             ]
             lines.append(f"| {left_out or '(none)'} | " + " | ".join(cells) + " |")
+        if gains is not None and group in gains:
+            lines += [
+                "",
+                "Improvement over the default within the budget (Fig. 6's measure), mean "
+                "[min – max] (seeds):",
+                "",
+                *gains_table(gains[group], names),
+            ]
         lines.append("")
     return "\n".join(lines)
 
@@ -140,16 +207,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tuner", default="classytune")
     parser.add_argument("--against", nargs="+", required=True, help="the peers")
     parser.add_argument("--budget", type=int, default=None, help="only sessions of this budget")
+    parser.add_argument("--seeds", type=int, default=None, help="only seeds 0..N-1")
+    parser.add_argument(
+        "--gains", action="store_true", help="add each system's improvement over its default"
+    )
     parser.add_argument("--out", type=Path, help="also write the markdown here")
     args = parser.parse_args(argv)
     if not args.cache.exists():
         parser.error(f"{args.cache} does not exist: run python -m paper.bench first")
     rows = json.loads(args.cache.read_text()).values()
     try:
-        scores = scores_by_group(rows, args.budget)
+        scores = scores_by_group(rows, args.budget, args.seeds)
     except ValueError as error:
         parser.error(str(error))
-    text = report(scores, args.tuner, args.against)
+    gains = gains_by_group(rows, args.budget, args.seeds) if args.gains else None
+    text = report(scores, args.tuner, args.against, gains)
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
