@@ -29,6 +29,13 @@ the worst success), so the GP learns to avoid crash regions. Because that impute
 results arrive, the optimiser is rebuilt from the whole history at every step; that costs one
 GP fit per step, which bayes_opt does anyway.
 
+When every parameter is continuous (``typed: false``, as ``gpbo_paper`` runs), the GP gets
+bayes_opt's Matern kernel without bayes_opt's parameter-transform wrapper: that transform is
+the identity for continuous parameters, so the GP computes the same numbers, but the wrapper
+loops over the parameters in Python on every kernel call, and the L-BFGS-B EI maximiser calls
+the kernel d + 1 times per numerical gradient. At d = 28 that loop was most of a budget-100
+session's CPU time (py-spy); the suggestions are unchanged (tests/test_baselines_gpbo.py).
+
 If the suggestion decodes to a configuration that was already measured (possible after
 snapping), a uniform random point is tested instead so the budget is not spent on repeats; the
 step log records it. Every step's fit + acquisition time goes to :attr:`GPBOTuner.step_log`
@@ -95,6 +102,19 @@ def _ei_class() -> type:
 
 def _make_ei(xi: float, n_random: int, n_smart: int, state: Any) -> Any:
     return _ei_class()(xi, n_random, n_smart, state)
+
+
+def unwrap_identity_kernel(optimizer: Any) -> None:
+    """Give ``optimizer``'s GP its kernel without bayes_opt's transform wrapper.
+
+    Only for an optimiser whose parameters are all continuous: the wrapper's transform is then
+    the identity (each continuous parameter's ``kernel_transform`` returns its column), so the
+    GP's numbers are the same. bayes_opt builds its GP with ``Matern(nu=2.5)``; the same kernel
+    is set here, unwrapped.
+    """
+    from sklearn.gaussian_process.kernels import Matern
+
+    optimizer._gp.set_params(kernel=Matern(nu=2.5))
 
 
 def _key(i: int) -> str:
@@ -216,6 +236,8 @@ class GPBOTuner(Tuner):
                 acquisition_function=_make_ei(self.xi, self.n_random, self.n_smart, state),
                 allow_duplicate_points=True,
             )
+            if all(self._continuous(knob) for knob in self.space.knobs):
+                unwrap_identity_kernel(optimizer)  # same numbers, without a Python loop
             for obs, score in zip(self.history, self.scores(), strict=True):
                 optimizer.register(params=self._to_params(obs.config), target=float(score))
             if not self.history:  # asked again before anything was told
