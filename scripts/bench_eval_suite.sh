@@ -17,8 +17,9 @@
 # cut to 3 seeds without noise and runs last. It uses gpbo_paper (continuous parameters, as the
 # paper's bayes_opt had; L-BFGS-B): `gpbo`'s typed parameters make bayes_opt maximise EI by
 # differential evolution on any discrete knob, which took 16 min for the first 15 tests of one
-# SQLite-surrogate session. REVISION is cdd73e5 plus only that tuner's YAML (branch eval-pin,
-# merged into main's history), so every session cached at cdd73e5 keeps its key.
+# SQLite-surrogate session. REVISION is 9fb68d8: b9dcade plus only gpbo's unwrapped identity
+# kernel (the same suggestions in less CPU; merged into main's history), so only gpbo_paper's
+# keys changed and every other cached session keeps its key.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$(pwd)
