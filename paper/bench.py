@@ -190,6 +190,12 @@ def run_session(job: Job) -> dict[str, Any]:
     return session_row(*job)
 
 
+def _run_numbered(numbered: tuple[int, Job]) -> tuple[int, dict[str, Any]]:
+    """:func:`run_session` of a job with its position, for results taken as they finish."""
+    index, job = numbered
+    return index, run_session(job)
+
+
 def job_key(job: Job) -> str:
     """Cache key: the job plus :func:`~paper.code_version.code_digest` of its tuner and system
     (their configs and code, and the core's), so a changed tuner setting or a bug fix is
@@ -244,7 +250,10 @@ def run_jobs(
             multiprocessing.get_context("spawn").Pool(processes, _init_worker) as pool,
             tqdm(total=len(todo), file=sys.stderr, disable=not progress, desc="sessions") as bar,
         ):
-            for job, result in zip(todo, pool.imap(run_session, todo), strict=True):
+            # As each session finishes, not in job order: a fast session that finishes behind a
+            # slow one is cached at once, so stopping the run never loses it.
+            for index, result in pool.imap_unordered(_run_numbered, enumerate(todo)):
+                job = todo[index]
                 results[job_key(job)] = result
                 bar.set_postfix_str(f"{job[0]} {job[1]} s{job[2]}", refresh=False)
                 bar.update()

@@ -11,7 +11,7 @@ import pytest
 
 from harness import api
 from paper import code_version
-from paper.bench import job_key, main, session_row, suite_names
+from paper.bench import job_key, main, run_jobs, session_row, suite_names
 from paper.bench_score import mean_ranks, normalised_score, rank_average, summarise
 from paper.code_version import code_digest
 from paper.listed import ListTuner
@@ -239,3 +239,18 @@ def test_list_tuner_runs_fixed_settings_as_a_session(tmp_path: Path) -> None:
         {**default, "compression": True},
     ]
     assert result.observations[0].is_default and not result.observations[2].is_default
+
+
+def test_sessions_are_cached_under_their_own_job_whatever_order_they_finish(
+    tmp_path: Path,
+) -> None:
+    """Two workers, a long job queued before a short one: the short one finishes first and is
+    cached at once; every cached row still belongs to its own job (budget and dimension)."""
+    jobs = [("random", "synthetic30", 0, 60), ("random", "synthetic10", 0, 5)]
+    cache = tmp_path / "cache.json"
+    rows = run_jobs(jobs, processes=2, cache=cache, progress=False)
+    assert [(r["tests"], r["dim"]) for r in rows] == [(60, 30), (5, 10)]  # in job order
+    stored = json.loads(cache.read_text())
+    for job in jobs:
+        assert stored[job_key(job)]["tests"] == job[3]
+        assert stored[job_key(job)]["system"] == job[1]
