@@ -108,6 +108,8 @@ def _gain_cell(values: list[float]) -> str:
     got = [v for v in values if math.isfinite(v)]
     if not got:
         return "–"
+    if len(got) == 1:
+        return f"{got[0]:+.1%} (1)"
     return f"{statistics.fmean(got):+.1%} [{min(got):+.1%} – {max(got):+.1%}] ({len(got)})"
 
 
@@ -209,6 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=None, help="only sessions of this budget")
     parser.add_argument("--seeds", type=int, default=None, help="only seeds 0..N-1")
     parser.add_argument(
+        "--groups", nargs="+", metavar="GROUP", help='only these noise groups ("none", "noise5")'
+    )
+    parser.add_argument(
         "--gains", action="store_true", help="add each system's improvement over its default"
     )
     parser.add_argument("--out", type=Path, help="also write the markdown here")
@@ -220,6 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         scores = scores_by_group(rows, args.budget, args.seeds)
     except ValueError as error:
         parser.error(str(error))
+    if args.groups:
+        wanted = {"no noise" if g == "none" else g for g in args.groups}
+        if not wanted & set(scores):
+            parser.error(f"no sessions in groups {sorted(wanted)}; the cache has {sorted(scores)}")
+        scores = {g: v for g, v in scores.items() if g in wanted}
     gains = gains_by_group(rows, args.budget, args.seeds) if args.gains else None
     text = report(scores, args.tuner, args.against, gains)
     print(text)

@@ -103,6 +103,8 @@ def test_seeds_keep_only_the_first_n_and_gains_read_as_fig6() -> None:
     assert gains["noise5"] == {("a", "t~noise5", 0): pytest.approx(0.2)}
     table = bench_pairs.gains_table(gains["no noise"], ["a", "b"])
     assert table[2] == "| s1 | +20.0% [+15.0% – +25.0%] (2) | – |"
+    one = bench_pairs.gains_table(gains["noise5"], ["a"])
+    assert one[2] == "| t~noise5 | +20.0% (1) |"
     assert ("a", "s1", 5) not in bench_pairs.scores_by_group(rows, seeds=2)["no noise"]
 
 
@@ -110,12 +112,21 @@ def test_the_gains_option_adds_fig6_tables(tmp_path: Path) -> None:
     out = tmp_path / "panel.md"
     code = bench_pairs.main(
         ["--cache", str(EVAL_CACHE), "--tuner", "classytune_paper", "--against", "bestconfig",
-         "--budget", "100", "--seeds", "3", "--gains", "--out", str(out)]
+         "--budget", "100", "--seeds", "3", "--gains", "--groups", "none", "--out", str(out)]
     )  # fmt: skip
     assert code == 0
     text = out.read_text()
+    assert "## no noise" in text and "## noise5" not in text
     assert "Fig. 6's measure" in text
     # 3 seeds kept: every cell of the gains table counts 3
     rows = [line for line in text.splitlines() if line.startswith("| surrogate_tomcat |")]
     row = next(line for line in rows if "%" in line)  # not the leave-one-out row
     assert row.count("(3)") == 2
+
+
+def test_an_unknown_noise_group_is_one_line(capsys) -> None:
+    with pytest.raises(SystemExit):
+        bench_pairs.main(
+            ["--cache", str(EVAL_CACHE), "--against", "smac", "--groups", "noise99"]
+        )  # fmt: skip
+    assert "the cache has ['no noise', 'noise15', 'noise5']" in capsys.readouterr().err
