@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +40,7 @@ __all__ = [
     "Phase",
     "ProcessState",
     "StartFailed",
+    "die_with_parent",
     "kill_process_group",
     "process_alive",
     "process_state",
@@ -207,6 +210,24 @@ def stop_process(
     )
     kill_process_group(executor, pid, user=user)
     return False
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this (worker) process receive SIGTERM when ``parent_pid`` dies, however it dies.
+
+    A pool's workers outlive a parent killed by SIGKILL (or by a SIGTERM it had no handler
+    for) and keep computing for hours; Linux's parent-death signal ends them. Elsewhere this
+    does nothing. Call it first thing in the worker, with the parent's pid read in the parent.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 # -- command failure → status ----------------------------------------------------------------

@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.conf import CONFIG_DIR
+from harness.process import die_with_parent
+from harness.signals import SignalGuard
 from paper import suites
 from paper.bench_score import grouped_summaries, plot_scores, report_sections
 from paper.code_version import code_digest
@@ -219,7 +221,8 @@ class _OncePerProcess(logging.Filter):
         return True
 
 
-def _init_worker() -> None:
+def _init_worker(parent_pid: int) -> None:
+    die_with_parent(parent_pid)  # a killed bench leaves no worker computing on
     logging.basicConfig(level=logging.WARNING)
     for handler in logging.getLogger().handlers:
         handler.addFilter(_OncePerProcess())
@@ -247,7 +250,10 @@ def run_jobs(
         from tqdm import tqdm
 
         with (
-            multiprocessing.get_context("spawn").Pool(processes, _init_worker) as pool,
+            SignalGuard(),  # SIGTERM ends the pool's workers too, as Ctrl-C does
+            multiprocessing.get_context("spawn").Pool(
+                processes, _init_worker, (os.getpid(),)
+            ) as pool,
             tqdm(total=len(todo), file=sys.stderr, disable=not progress, desc="sessions") as bar,
         ):
             # As each session finishes, not in job order: a fast session that finishes behind a

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +21,8 @@ from paper.bench_score import mean_ranks, normalised_score, rank_average, summar
 from paper.code_version import code_digest
 from paper.listed import ListTuner
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_normalised_score_max() -> None:
@@ -254,3 +261,51 @@ def test_sessions_are_cached_under_their_own_job_whatever_order_they_finish(
     for job in jobs:
         assert stored[job_key(job)]["tests"] == job[3]
         assert stored[job_key(job)]["system"] == job[1]
+
+
+def _children(pid: int) -> set[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, check=False)
+    return {int(line) for line in found.stdout.split()}
+
+
+def _gone(pids: set[int], within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux's")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_bench_leaves_no_worker_computing(signum: int) -> None:
+    """SIGTERM stops the pool with its workers; even SIGKILL, which the bench cannot handle,
+    takes them down (parent-death signal). Found when a killed run's orphans kept computing."""
+    long_jobs = [("random", "synthetic30", seed, 200_000) for seed in (0, 1)]
+    script = (
+        "from paper.bench import run_jobs\n"
+        f"run_jobs({long_jobs!r}, processes=2, cache=None, progress=False)\n"
+    )
+    bench = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        workers: set[int] = set()
+        while len(workers) < 3 and time.monotonic() < deadline:  # 2 workers + resource tracker
+            time.sleep(0.2)
+            workers = _children(bench.pid)
+        assert len(workers) >= 3, "the pool never started"
+        time.sleep(1.0)  # the workers are computing by now
+        bench.send_signal(signum)
+        bench.wait(timeout=30)
+        assert _gone(workers, within_s=20), f"workers outlived the bench: {workers}"
+    finally:
+        if bench.poll() is None:
+            os.killpg(bench.pid, signal.SIGKILL)
+        subprocess.run(["pkill", "-KILL", "-s", str(bench.pid)], check=False)
