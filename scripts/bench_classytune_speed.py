@@ -8,6 +8,10 @@ compare |S| = s_factor x d candidates with the pivot, elbow + KMeans, bounds, LH
 of ``--batch`` points). Prints the medians of train, search and total time (the round's
 ``ask``), and the process's peak RSS.
 
+Then the number issue #19 bounds (at most 2 s at d = 30, n = 100): the default ``classytune``'s
+whole computation over a budget-n session (every ask and tell, as the summary's "tuner
+computation"), median over ``--repeats`` seeds.
+
     python scripts/bench_classytune_speed.py --out results/classytune/speed.md
 """
 
@@ -55,6 +59,26 @@ def one_round(knob_set: str, n: int, seed: int, batch: int, s_factor: float) -> 
     return {"train": entry["train_s"], "search": entry["search_s"], "total": round_ask.seconds}
 
 
+def whole_session(knob_set: str, n: int, seed: int) -> float:
+    """Seconds of the default ``classytune``'s own computation over a budget-n session."""
+    with tempfile.TemporaryDirectory(prefix="ct-speed-") as results_dir:
+        cfg = api.compose(
+            [
+                "tuner=classytune",
+                f"system=synthetic{knob_set}",
+                f"seed={seed}",
+                f"budget={n}",
+                "tracking=none",
+                "session.progress=false",
+                f"results_dir={results_dir}",
+            ]
+        )
+        session = api.prepare(cfg, store="memory")
+        result = api.run(session)
+    assert result.status == "FINISHED" and session.tuner is not None, result.message
+    return session.tuner.compute_seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100, help="samples (pairs: n(n-1))")
@@ -86,6 +110,20 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(
             f"| {knob_set} | {med['train']:.3f} | {med['search']:.3f} "
             f"| {med['total']:.3f} | {worst:.3f} |"
+        )
+    lines += [
+        "",
+        f"The default `classytune`, a whole session of budget {args.n} on the synthetic system: "
+        f"its own computation (every ask and tell), median of {args.repeats} seeds.",
+        "",
+        "| d | session computation s (median) | (min – max) |",
+        "|---|---|---|",
+    ]
+    for knob_set in ("10", "30"):
+        seconds = [whole_session(knob_set, args.n, seed) for seed in range(args.repeats)]
+        lines.append(
+            f"| {knob_set} | {statistics.median(seconds):.2f} "
+            f"| {min(seconds):.2f} – {max(seconds):.2f} |"
         )
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     lines += [
