@@ -27,29 +27,34 @@ from pathlib import Path
 import numpy as np
 
 from harness import api
+from harness.tuner import Tuner
+
+
+def _tuner_after_session(overrides: list[str]) -> Tuner:
+    """Run one untracked in-memory session on the synthetic system; its tuner, for its logs."""
+    with tempfile.TemporaryDirectory(prefix="ct-speed-") as results_dir:
+        cfg = api.compose(
+            [*overrides, "tracking=none", "session.progress=false", f"results_dir={results_dir}"]
+        )
+        session = api.prepare(cfg, store="memory")
+        result = api.run(session)
+    assert result.status == "FINISHED" and session.tuner is not None, result.message
+    return session.tuner
 
 
 def one_round(knob_set: str, n: int, seed: int, batch: int, s_factor: float) -> dict[str, float]:
     """Train/search/total seconds of the round that follows the n initial samples."""
-    with tempfile.TemporaryDirectory(prefix="ct-speed-") as results_dir:
-        cfg = api.compose(
-            [
-                "tuner=classytune_paper",
-                "tuner.rounds=1",
-                f"tuner.n_initial={n}",
-                f"tuner.s_factor={s_factor}",
-                f"system=synthetic{knob_set}",
-                f"seed={seed}",
-                f"budget={n + batch}",
-                "tracking=none",
-                "session.progress=false",
-                f"results_dir={results_dir}",
-            ]
-        )
-        session = api.prepare(cfg, store="memory")
-        result = api.run(session)
-    tuner = session.tuner
-    assert result.status == "FINISHED" and tuner is not None, result.message
+    tuner = _tuner_after_session(
+        [
+            "tuner=classytune_paper",
+            "tuner.rounds=1",
+            f"tuner.n_initial={n}",
+            f"tuner.s_factor={s_factor}",
+            f"system=synthetic{knob_set}",
+            f"seed={seed}",
+            f"budget={n + batch}",
+        ]
+    )
     # The compute log holds ask(n) (the initial sample), tell(n), then the round's ask.
     log = tuner.compute_log
     told = next(i for i, r in enumerate(log) if r.phase == "tell")
@@ -61,22 +66,8 @@ def one_round(knob_set: str, n: int, seed: int, batch: int, s_factor: float) -> 
 
 def whole_session(knob_set: str, n: int, seed: int) -> float:
     """Seconds of the default ``classytune``'s own computation over a budget-n session."""
-    with tempfile.TemporaryDirectory(prefix="ct-speed-") as results_dir:
-        cfg = api.compose(
-            [
-                "tuner=classytune",
-                f"system=synthetic{knob_set}",
-                f"seed={seed}",
-                f"budget={n}",
-                "tracking=none",
-                "session.progress=false",
-                f"results_dir={results_dir}",
-            ]
-        )
-        session = api.prepare(cfg, store="memory")
-        result = api.run(session)
-    assert result.status == "FINISHED" and session.tuner is not None, result.message
-    return session.tuner.compute_seconds
+    overrides = ["tuner=classytune", f"system=synthetic{knob_set}", f"seed={seed}", f"budget={n}"]
+    return _tuner_after_session(overrides).compute_seconds
 
 
 def main(argv: list[str] | None = None) -> int:
