@@ -18,6 +18,7 @@ computation"), median over ``--repeats`` seeds.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import sys
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--s-factor", type=float, default=100.0)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    load = os.getloadavg()[0]  # before the warm-up, which is this benchmark's own load
     one_round("10", 20, 0, 5, args.s_factor)  # warm-up: imports, thread pools
     lines = [
         f"Command: `python scripts/bench_classytune_speed.py {' '.join(argv or sys.argv[1:])}`",
@@ -85,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         f"One ClassyTune round after n={args.n} samples: train = induce {args.n}x"
         f"{args.n - 1} pairs + fit XGBoost; search = |S| = {args.s_factor:g} x d candidates "
         f"vs pivot, elbow + KMeans, bounds, LHS of {args.batch}; total = the whole ask() "
-        f"call. Median of {args.repeats} (seeds 0..{args.repeats - 1}); 2-core machine "
-        "shared with other jobs.",
+        f"call. Median of {args.repeats} (seeds 0..{args.repeats - 1}); {os.cpu_count()} "
+        f"cores, 1-minute load average {load:.2f} at the start.",
         "",
         "| d | train s (median) | search s (median) | total s (median) | total s (max) |",
         "|---|---|---|---|---|",
