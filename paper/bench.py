@@ -36,7 +36,6 @@ from typing import Any
 
 from harness.conf import CONFIG_DIR
 from harness.process import die_with_parent
-from harness.signals import SignalGuard
 from paper import suites
 from paper.bench_score import grouped_summaries, plot_scores, report_sections
 from paper.code_version import code_digest
@@ -250,7 +249,6 @@ def run_jobs(
         from tqdm import tqdm
 
         with (
-            SignalGuard(),  # SIGTERM ends the pool's workers too, as Ctrl-C does
             multiprocessing.get_context("spawn").Pool(
                 processes, _init_worker, (os.getpid(),)
             ) as pool,
