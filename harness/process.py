@@ -12,6 +12,8 @@ Three things every real-system adapter needs, written once:
 - **Stopping** (:func:`stop_process`, :func:`kill_process_group`, :func:`process_state`): SIGTERM,
   a grace period, then SIGKILL of the process *and its process group*, so no server or worker
   outlives its test; a process is alive while ``ps`` shows it and it is not a zombie.
+  :func:`die_with_parent` covers the processes we start with no handle to stop them by: a
+  pool's workers, which would otherwise outlive a killed parent.
 - **Command failure → status** (:func:`run_step`): a command killed at its time limit, a command
   that cannot be run and a non-zero exit become the error the session turns into the test's
   status (see :mod:`harness.system`), with the host, the limit and the output tail named.
