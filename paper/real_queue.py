@@ -180,7 +180,7 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
         )
         return 1
     deadline = _deadline(args.stop_at)
-    failed = 0
+    failed = failed_at_start = 0
     for row, tuner, seed in planned(rows, args.seeds, args.tuners):
         name = row.session(figure.name, tuner, seed)
         state, tests = session_state(results_dir, name)
@@ -214,7 +214,31 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
             return INTERRUPTED
         if code != 0:  # aborted (e.g. the default crashed): the next session still runs
             failed += 1
+            log = results_dir / "logs" / f"{name}.log"
+            print(f"  its last line: {_last_line(log)}  (whole log: {log})", flush=True)
+            # Two sessions in a row that fail before any test mean the harness itself cannot
+            # start (a missing package, a wrong interpreter), not a system's bad luck: going
+            # on would only mark the whole queue failed in seconds.
+            failed_at_start = failed_at_start + 1 if tests == 0 else 0
+            if failed_at_start >= 2:
+                print(
+                    "error: two sessions in a row failed before their first test; "
+                    "fix the cause in their logs, then run the queue again",
+                    file=sys.stderr,
+                )
+                return 1
+        else:
+            failed_at_start = 0
     return 1 if failed else 0
+
+
+def _last_line(log: Path) -> str:
+    """The last non-empty line of a session's log (its error, when it failed)."""
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return "(no log)"
+    return lines[-1].strip() if lines else "(empty log)"
 
 
 def status(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> int:

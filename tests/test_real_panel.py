@@ -97,6 +97,27 @@ def test_a_second_driver_is_refused_while_one_holds_the_lock(tmp_path, capsys):
     assert real_queue.main(["status", "--systems", "nosuch"]) == 2
 
 
+def test_the_queue_stops_when_sessions_fail_before_their_first_test(tmp_path, monkeypatch, capsys):
+    """A harness that cannot start (say, the wrong interpreter) fails every session in seconds;
+    the driver stops after two and shows the error, rather than marking the queue failed."""
+    ran: list[str] = []
+
+    def fails_at_import(argv: list[str], log: Path, deadline: float | None) -> int:
+        ran.append(log.name)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("Traceback ...\nModuleNotFoundError: No module named 'hydra'\n\n")
+        return 1
+
+    monkeypatch.setattr(real_queue, "_run_one", fails_at_import)
+    monkeypatch.setattr(real_queue, "wait_until_quiet", lambda *a, **k: 0.0)
+    argv = ["run", "--systems", "sqlite", "--seeds", "1", "--tuners", "lhs", "bestconfig",
+            "gpbo_paper", "--results-dir", str(tmp_path)]  # fmt: skip
+    assert real_queue.main(argv) == 1
+    assert len(ran) == 2
+    out, err = capsys.readouterr()
+    assert "No module named 'hydra'" in out and "two sessions in a row" in err
+
+
 def test_a_test_under_foreign_load_is_flagged_against_the_sessions_usual_load():
     assert loaded([1.0, 1.2, 1.1, 1.0 + LOAD_MARGIN + 0.5, None]) == [
         False, False, False, True, False
