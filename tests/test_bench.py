@@ -287,6 +287,24 @@ def _gone(pids: set[int], within_s: float) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux's")
+def test_a_worker_whose_parent_died_before_it_asked_for_the_signal_stops_at_once() -> None:
+    """The race: the parent dies between the worker's start and its prctl call. The signal
+    would never come, so the worker, no longer the parent's child, stops itself."""
+    script = (
+        "import time\n"
+        "from harness.process import die_with_parent\n"
+        "die_with_parent(parent_pid=1)\n"  # pid 1 is not this child's parent
+        "time.sleep(30)\n"
+        "print('still computing')\n"
+    )
+    worker = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=25
+    )
+    assert worker.returncode == -signal.SIGTERM, worker.stderr
+    assert "still computing" not in worker.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux's")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
 def test_a_killed_bench_leaves_no_worker_computing(signum: int) -> None:
     """However the bench dies (SIGTERM's default action, or SIGKILL), its workers get the
