@@ -125,6 +125,12 @@ class GPBOTuner(Tuner):
     """Step-wise GP-BO with expected improvement (``bayesian-optimization`` package)."""
 
     name = "gpbo"
+
+    @classmethod
+    def configured_name(cls, **options: Any) -> str:
+        # Continuous parameters only, as the paper's release had: conf/tuner/gpbo_paper.yaml.
+        return "gpbo" if options.get("typed", True) else "gpbo_paper"
+
     proposes_batches = False  # one GP step at a time after the initial design
 
     def __init__(
@@ -148,6 +154,7 @@ class GPBOTuner(Tuner):
         self.n_initial = max(int(n_initial), 1)
         self.xi = float(xi)
         self.typed = bool(typed)
+        self.name = self.configured_name(typed=self.typed)
         self.n_random, self.n_smart = int(n_random), int(n_smart)
         self._design = self.lhs(min(self.n_initial, max(budget - 1, 1)))
         self._handed = 0

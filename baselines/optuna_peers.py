@@ -50,6 +50,10 @@ class OptunaTuner(Tuner):
 
     name = "optuna"
 
+    @classmethod
+    def configured_name(cls, **options: Any) -> str:
+        return f"optuna_{options.get('sampler', 'tpe')}"
+
     def __init__(
         self,
         space: Space,
@@ -73,7 +77,7 @@ class OptunaTuner(Tuner):
         else:
             chosen = optuna.samplers.TPESampler(seed=self.seed, n_startup_trials=n_startup_trials)
         self.sampler, self.n_startup_trials = sampler, int(n_startup_trials)
-        self.name = f"optuna_{sampler}"
+        self.name = self.configured_name(sampler=sampler)
         self._optuna = optuna
         self.study = optuna.create_study(direction="maximize", sampler=chosen)
         self._dists = {k.name: _distribution(optuna, k) for k in space.knobs}

@@ -100,6 +100,10 @@ class RegressionTuner(Tuner):
 
     name = "regression"
 
+    @classmethod
+    def configured_name(cls, **options: Any) -> str:
+        return str(options.get("model", "rfr"))  # gbrt, rfr, svr, cart: one class, four tuners
+
     def __init__(
         self,
         space: Space,
@@ -115,7 +119,7 @@ class RegressionTuner(Tuner):
             raise ValueError(
                 f"unknown regression model {model!r}; choose one of {', '.join(MODELS)}"
             )
-        self.model, self.name = model, model
+        self.model, self.name = model, self.configured_name(model=model)
         self.n_initial = max(int(n_initial), 1)
         self.batch, self.n_candidates = max(int(batch), 1), max(int(n_candidates), 1)
         self._design = self.lhs(min(self.n_initial, max(budget - 1, 1)))

@@ -32,6 +32,7 @@ from harness.store import SampleStore, Store
 from harness.store_memory import MemoryStore
 from harness.system import System, Workload
 from harness.tracking import NullTracker, Tracker, make_tracker, redact_uri, take_credentials
+from harness.tuner import tuner_name_of
 from harness.validate import (
     RESUME_OVERRIDABLE,
     check_range_overrides,
@@ -324,12 +325,6 @@ def build_session(
         meta=meta,
         pool=pool,
     )
-
-
-def tuner_name_of(factory: Any) -> str:
-    """A tuner factory's display name (the class's ``name``, else the callable's)."""
-    func = getattr(factory, "func", factory)
-    return str(getattr(func, "name", getattr(func, "__name__", "tuner")))
 
 
 def new_session_id(system: str, workload: str, tuner: str, seed: int) -> str:

@@ -52,7 +52,7 @@ from harness.store import Store
 from harness.system import System, Workload
 from harness.tracker import Tracker
 from harness.trial import run_test
-from harness.tuner import Tuner
+from harness.tuner import Tuner, tuner_name_of
 
 __all__ = ["Session", "SessionOptions", "SessionResult"]
 
@@ -103,9 +103,8 @@ class Session(ReferenceRuns, PoolLoop):
     # -- public ---------------------------------------------------------------------------
     @property
     def tuner_name(self) -> str:
-        """The tuner's display name (its class's ``name``)."""
-        func = getattr(self.tuner_factory, "func", self.tuner_factory)
-        return str(getattr(func, "name", getattr(func, "__name__", "tuner")))
+        """The tuner's name (:func:`harness.tuner.tuner_name_of` its factory)."""
+        return tuner_name_of(self.tuner_factory)
 
     def run(
         self, on_progress: Callable[[Observation, float | None], None] | None = None

@@ -21,14 +21,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from harness.records import Observation, best_measured
 from harness.space import Config, Space
 
-__all__ = ["ComputeRecord", "Tuner", "imputed_scores"]
+__all__ = ["ComputeRecord", "Tuner", "imputed_scores", "tuner_name_of"]
 
 
 def imputed_scores(observations: Sequence[Observation]) -> np.ndarray:
@@ -67,6 +67,14 @@ class Tuner(ABC):
     #: Whether ``ask(n)`` returns ``n`` configurations whenever asked (the session runs them
     #: at once with ``session.parallel``); False: one step at a time after its initial design.
     proposes_batches: ClassVar[bool] = True
+
+    @classmethod
+    def configured_name(cls, **options: Any) -> str:
+        """The name a tuner built with these constructor ``options`` is known by: its
+        sessions' tag and default id. The class's :attr:`name`, unless the options choose
+        between variants of one class (gbrt and rfr, the two expert styles, GP-BO typed or as
+        the paper ran it), which would otherwise share one name in MLflow and the figures."""
+        return cls.name
 
     def __init__(self, space: Space, seed: int = 0, budget: int = 100) -> None:
         if budget < 1:
@@ -161,3 +169,12 @@ class Tuner(ABC):
     def _record(self, phase: str, started: float, n: int) -> None:
         step = len(self.compute_log)
         self.compute_log.append(ComputeRecord(step, phase, time.perf_counter() - started, n))
+
+
+def tuner_name_of(factory: Any) -> str:
+    """A tuner factory's name (a class or a ``functools.partial`` of one): the class's
+    :meth:`Tuner.configured_name` for the factory's options, else the callable's name."""
+    func = getattr(factory, "func", factory)
+    if isinstance(func, type) and issubclass(func, Tuner):
+        return func.configured_name(**getattr(factory, "keywords", {}))
+    return str(getattr(func, "name", getattr(func, "__name__", "tuner")))

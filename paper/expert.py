@@ -100,6 +100,10 @@ class ExpertTuner(Tuner):
 
     name = "expert"
 
+    @classmethod
+    def configured_name(cls, **options: Any) -> str:
+        return f"expert_{options.get('style', 'manual')}"
+
     def __init__(
         self,
         space: Space,
@@ -111,7 +115,7 @@ class ExpertTuner(Tuner):
     ) -> None:
         super().__init__(space, seed, budget)
         self.system, self.style = system, style
-        self.name = f"expert_{style}"
+        self.name = self.configured_name(style=style)
         # The session passes the SUT host's facts (harness.machine.sut_machine); alone: here.
         self.machine = machine or Machine.detect()
         self.setting = expert_setting(space, system, style, self.machine)

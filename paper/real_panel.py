@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -76,6 +77,15 @@ def _rsd(values: list[float]) -> float:
     return statistics.stdev(values) / abs(statistics.median(values))
 
 
+def _queued_tuner(session: str, tags: dict[str, str]) -> str:
+    """The tuner config the queue ran the session with, read from its name
+    (``<figure>-<system>-<workload>-<tuner>-s<seed>``), else the session's tuner tag. Sessions
+    tagged before 2026-12-04 carry the class's name, "gpbo" for ``gpbo_paper`` too."""
+    system, workload = re.escape(tags["harness.system"]), re.escape(tags["harness.workload"])
+    named = re.fullmatch(rf"[^-]+-{system}-{workload}-(.+)-s{tags['harness.seed']}", session)
+    return named.group(1) if named else tags["harness.tuner"]
+
+
 def session_row(folder: Path) -> dict[str, Any] | None:
     """What one finished session measured (None while it is not finished)."""
     store = SampleStore(folder)  # read only: a torn last line is dropped as on resume
@@ -101,7 +111,7 @@ def session_row(folder: Path) -> dict[str, Any] | None:
     return {
         "system": tags["harness.system"],
         "workload": tags["harness.workload"],
-        "tuner": tags["harness.tuner"],
+        "tuner": _queued_tuner(folder.name, tags),
         "seed": int(tags["harness.seed"]),
         "metric": objective.metric,
         "direction": objective.direction,

@@ -146,6 +146,15 @@ def test_a_session_row_reads_the_confirmation_the_defaults_and_the_load(tmp_path
     assert row["loaded_tests"] == 1 and not row["best_loaded"]
 
 
+def test_a_session_is_shown_under_the_tuner_the_queue_ran_it_with(tmp_path):
+    """gpbo_paper's sessions of 2026-12-04 were tagged "gpbo", the class's name."""
+    tests = [_obs(0, 100.0, default=True), _obs(1, 150.0)]
+    _session(tmp_path / "fig6-sqlite-readwrite-gpbo_paper-s0", tests, [])
+    _session(tmp_path / "elsewhere", tests, [])
+    assert session_row(tmp_path / "fig6-sqlite-readwrite-gpbo_paper-s0")["tuner"] == "gpbo_paper"  # type: ignore[index]
+    assert session_row(tmp_path / "elsewhere")["tuner"] == "lhs"  # type: ignore[index]
+
+
 def test_a_session_whose_answer_is_the_default_counts_zero_and_unfinished_ones_none(tmp_path):
     _session(tmp_path / "a", [_obs(0, 100.0, default=True), _obs(1, 90.0)], [])
     row = session_row(tmp_path / "a")

@@ -24,7 +24,7 @@ from harness.records import Observation, Status
 from harness.session_options import SessionResult
 from harness.space import Space
 from harness.trial import run_test
-from harness.tuner import Tuner
+from harness.tuner import Tuner, tuner_name_of
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 from tests.conftest import CONF
 
@@ -110,6 +110,21 @@ def _session(tuner: Tuner, budget: int) -> list[Observation]:
 
 def _space() -> Space:
     return SyntheticSystem("10").space
+
+
+@pytest.mark.parametrize("name", TUNERS)
+def test_every_tuner_config_is_known_by_its_own_name(
+    name: str, compose_cfg: Callable[..., DictConfig]
+) -> None:
+    """Its sessions' tag and default id. gbrt and rfr, gpbo and gpbo_paper, the two expert
+    styles share a class each, and once shared one name in MLflow and the figures."""
+    assert tuner_name_of(instantiate(compose_cfg(f"tuner={name}").tuner)) == name
+
+
+def test_a_built_tuner_has_its_configs_name(
+    make_tuner: Callable[..., Tuner], request: pytest.FixtureRequest
+) -> None:
+    assert make_tuner(_space()).name == request.node.callspec.params["make_tuner"]
 
 
 def test_trial_zero_is_the_default(make_tuner: Callable[..., Tuner]) -> None:

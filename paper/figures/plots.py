@@ -338,7 +338,7 @@ def fig10a_improvement(df: pd.DataFrame) -> Figure:
         "system",
         "tuner",
         "pct",
-        ["classytune_paper", "classytune", "bestconfig", "gpbo"],
+        ["classytune_paper", "classytune", "bestconfig", "gpbo", "gpbo_paper"],
     )
     ax.set_ylabel("improvement over default (%)")
     ax.set_title("Fig. 10(a): 30 knobs, 100 tests (whiskers: min-max)", fontsize=10)
@@ -351,6 +351,7 @@ FIG7_ORDER = [
     "expert_manual",
     "expert_script",
     "gpbo",
+    "gpbo_paper",
     "bestconfig",
     "classytune_paper",
     "classytune",

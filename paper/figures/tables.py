@@ -184,7 +184,7 @@ def fig7_tables(uri: str) -> Tables:
     """Fig. 7: the best value of every tuner, plus the default as its own bar (the first test
     of every session measures it; on a deterministic surrogate they are all equal)."""
     runs = _sessions(uri, "fig7")
-    if "tuner.style" in runs.columns:  # both expert styles are tagged "expert"
+    if "tuner.style" in runs.columns:  # sessions before 2026-12-04 tag both styles "expert"
         expert = runs["tuner"] == "expert"
         runs.loc[expert, "tuner"] = "expert_" + runs.loc[expert, "tuner.style"].astype(str)
     runs = runs.drop_duplicates(["system", "tuner", "seed"])

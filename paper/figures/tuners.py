@@ -149,6 +149,10 @@ class MappedExpertTuner(Tuner):
 
     name = "expert"
 
+    @classmethod
+    def configured_name(cls, **options: Any) -> str:
+        return f"expert_{options.get('style', 'manual')}"
+
     def __init__(
         self,
         space: Space,
@@ -164,7 +168,8 @@ class MappedExpertTuner(Tuner):
         from paper.expert import expert_setting
 
         real = load_catalogue(catalogue, knob_set)
-        self.system, self.style, self.name = system, style, f"expert_{style}"
+        self.system, self.style = system, style
+        self.name = self.configured_name(style=style)
         rules = expert_setting(real, system, style)
         self.mapped = self.map_setting(rules, real, space)
         self.setting = {**space.default(), **space.fit(self.mapped)}
