@@ -238,6 +238,33 @@ def test_the_driver_stops_resumably_continues_and_then_skips_on_real_sqlite(tmp_
     assert row is not None and row["tests"] == 12 and row["default_measurements"] >= 2
 
 
+def test_fig6_draws_the_committed_real_sessions_whatever_the_surrogates_source(
+    tmp_path, monkeypatch
+):
+    """`python -m paper.figures fig6` on a fresh clone (no MLflow store): the surrogate panel
+    from the exported CSV, the real panel from results/real/fig6/sessions/, both committed."""
+    import shutil
+
+    from paper.figures import cli
+
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "data").mkdir()
+    shutil.copy(ROOT / "results/figures/data/fig6.csv", tmp_path / "data" / "fig6.csv")
+    drawn: list[pd.DataFrame] = []
+
+    def fig6_figure(surrogate, real=None):
+        drawn.append(real)
+        return draw(surrogate, real)
+
+    draw = cli.fig6_figure
+    monkeypatch.setattr(cli, "fig6_figure", fig6_figure)
+    cli.make_figure("fig6", "sqlite:///nowhere.db", tmp_path, from_data=True)
+    real = drawn[0]
+    assert {"mysql"} <= set(real["system"]) and (real["tests"] == 100).all()
+    assert (tmp_path / "fig6.png").stat().st_size > 0
+    assert not (tmp_path / "data" / "fig6_real.csv").exists()  # its data is the sessions
+
+
 def test_fig6_draws_the_real_panel_beside_the_surrogates_with_each_tuner_in_one_colour():
     from paper.figures import plots
     from paper.figures.plot_real import fig6_figure

@@ -39,6 +39,9 @@ class FigureSpec:
     tables: tuple[str, ...]  # CSV names; the first is required
     compute: Callable[[str], Tables]
     draw: Callable[[Tables], Figure]
+    #: tables read from committed session folders whatever the store (the real systems' panel
+    #: of Fig. 6: paper.real_queue's sessions, results/real/), added to the computed ones
+    committed: Callable[[], Tables] | None = None
 
     @property
     def command(self) -> str:
@@ -72,12 +75,13 @@ def _fig6(uri: str) -> Tables:
     ]
     # a seed rerun replaces the earlier session (search_runs lists the newest first)
     runs = _sessions(uri, "fig6").drop_duplicates(["system", "tuner", "seed"])
-    tables = {"fig6": runs[cols]}
-    # the real systems' panel: from the queue's session folders (paper.real_queue), not MLflow
+    return {"fig6": runs[cols]}
+
+
+def _fig6_real() -> Tables:
+    """The real systems' panel: the queue's finished sessions (paper.real_queue), not MLflow."""
     real = session_table()
-    if not real.empty:
-        tables["fig6_real"] = real
-    return tables
+    return {} if real.empty else {"fig6_real": real}
 
 
 def _fig10b(uri: str) -> Tables:
@@ -128,9 +132,10 @@ FIGURES: dict[str, FigureSpec] = {
     "fig5": FigureSpec("fig5", ("fig5",), _fig5, lambda t: plots.fig5_classifiers(t["fig5"])),
     "fig6": FigureSpec(
         "fig6",
-        ("fig6", "fig6_real"),
+        ("fig6",),
         _fig6,
         lambda t: fig6_figure(t["fig6"], t.get("fig6_real")),
+        committed=_fig6_real,
     ),
     "fig7": FigureSpec(
         "fig7", ("fig7",), tables.fig7_tables, lambda t: plots.fig7_expert(t["fig7"])
@@ -215,6 +220,8 @@ def make_figure(
             if merge:
                 tables[table] = df = merged(df, data_dir / f"{table}.csv")
             df.to_csv(data_dir / f"{table}.csv", index=False)
+    if spec.committed is not None:
+        tables.update(spec.committed())
     path = out / f"{name}.png"
     out.mkdir(parents=True, exist_ok=True)
     spec.draw(tables).savefig(path, dpi=120)
