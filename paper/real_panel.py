@@ -185,7 +185,17 @@ def _judge(a: str, b: str, rows: pd.DataFrame) -> str:
     size = f"{100 * diff:+.1f} points (noise band ±{100 * band:.1f})"
     if not math.isfinite(band) or abs(diff) <= band:
         return f"{a} ≈ {b}: {size}, within the noise"
-    return f"{a} {'>' if diff > 0 else '<'} {b}: {size}, beyond the noise"
+    return f"{a} {'>' if diff > 0 else '<'} {b}: {size}, beyond the noise; {_seeds(a, b, by)}"
+
+
+def _seeds(a: str, b: str, by: pd.DataFrame) -> str:
+    """Whether every seed of the winner beat every seed of the loser: with 2 seeds the band,
+    which is the default's noise, does not see how far apart the tuner's own seeds land."""
+    win, lose = (a, b) if by.at[a, "improvement"] > by.at[b, "improvement"] else (b, a)
+    worst, best = float(by.at[win, "low"]), float(by.at[lose, "high"])
+    if worst > best:
+        return f"every seed of {win} above every seed of {lose}"
+    return f"but the seeds overlap ({win}'s worst {_pct(worst)}, {lose}'s best {_pct(best)})"
 
 
 def verdicts(
@@ -215,7 +225,9 @@ def report(sessions: pd.DataFrame, figure: RealFigure) -> str:
         "Improvement: confirmed (median of 3 re-measurements of the answer over median of 3 of "
         "the default, alternating, after the 100 tests); for job times, the time saved. "
         f"Loaded tests: 1-min load average > session median + {LOAD_MARGIN:g} and "
-        f"> {LOAD_RATIO:g} x median.",
+        f"> {LOAD_RATIO:g} x median. Verdicts: a difference of the means counts when it exceeds "
+        "twice the default's noise and each tuner has at least 2 seeds; such a verdict also says "
+        "whether the two tuners' seeds overlap.",
         "",
     ]
     if sessions.empty:

@@ -190,7 +190,21 @@ def test_a_difference_counts_only_beyond_twice_the_default_noise_and_with_two_se
     assert said[0].startswith("classytune_paper > bestconfig: +20.0 points")
     assert "beyond the noise" in said[0] and "±10.0" in said[0]
     assert said[1].startswith("bestconfig ≈ gpbo_paper") and "within the noise" in said[1]
+    assert said[0].endswith("every seed of classytune_paper above every seed of bestconfig")
     assert "not judged" in said[3]  # classytune has one seed
+    overlapping = panel(
+        _table(
+            [
+                ("classytune_paper", 0, 0.60, 0.05), ("classytune_paper", 1, 0.25, 0.05),
+                ("bestconfig", 0, 0.20, 0.05), ("bestconfig", 1, 0.30, 0.05),
+            ]
+        )
+    )  # fmt: skip
+    said = verdicts(overlapping)[("s", "w")]
+    assert "beyond the noise" in said[0]
+    assert said[0].endswith(
+        "but the seeds overlap (classytune_paper's worst +25.0%, bestconfig's best +30.0%)"
+    )
     assert math.isclose(table.set_index("tuner").at["bestconfig", "improvement"], 0.25)
 
 
