@@ -4,6 +4,7 @@ settings; one line per test with every metric and the test's wall time.
     python -m paper.measure_real tomcat
     python -m paper.measure_real spark pagerank
     python -m paper.measure_real mapreduce wordcount
+    python -m paper.measure_real tomcat --default 12 --set warmup_s=10   # the default's noise
 
 The tests run as one session of :class:`paper.listed.ListTuner` through
 :func:`harness.api.run_objects` (in memory, untracked; the work folder is kept under
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -36,14 +38,18 @@ MEASURE_OPTIONS: dict[str, Any] = {
 }
 
 
-def build(system: str, job: str | None) -> tuple[Any, Any, Objective, list[dict[str, Any]], Any]:
-    """System, workload, objective, single-knob variations and expert module of ``system``."""
+def build(
+    system: str, job: str | None, workload_args: dict[str, Any] | None = None
+) -> tuple[Any, Any, Objective, list[dict[str, Any]], Any]:
+    """System, workload (with ``workload_args``), objective, single-knob variations and expert
+    module of ``system``."""
+    args: dict[str, Any] = workload_args or {}
     if system == "tomcat":
         from systems.tomcat import TomcatSystem, WebExploration, expert
 
         return (
             TomcatSystem(),
-            WebExploration(),
+            WebExploration(**args),
             Objective("requests_per_s", "max"),
             [
                 {"maxThreads": 4},
@@ -58,7 +64,7 @@ def build(system: str, job: str | None) -> tuple[Any, Any, Objective, list[dict[
 
         return (
             SparkSystem(),
-            SparkJob(job=job or "pagerank"),
+            SparkJob(job=job or "pagerank", **args),
             Objective("job_duration_s", "min"),
             [{"spark.sql.shuffle.partitions": 8}, {"spark.sql.adaptive.enabled": False}],
             spark_expert,
@@ -68,7 +74,7 @@ def build(system: str, job: str | None) -> tuple[Any, Any, Objective, list[dict[
 
     return (
         MapReduceSystem(),
-        MapReduceJob(job=job or "wordcount"),
+        MapReduceJob(job=job or "wordcount", **args),
         Objective("job_duration_s", "min"),
         [
             {"mapreduce.task.io.sort.mb": 10},
@@ -81,22 +87,54 @@ def build(system: str, job: str | None) -> tuple[Any, Any, Objective, list[dict[
     )
 
 
+def workload_arg(text: str) -> tuple[str, float]:
+    """``key=value`` of ``--set``: a numeric argument of the workload (warmup_s=10)."""
+    key, sep, value = text.partition("=")
+    try:
+        if not sep or not key.isidentifier():
+            raise ValueError(text)
+        return key, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write a workload argument as key=number, e.g. warmup_s=10"
+        ) from None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("system", choices=["tomcat", "spark", "mapreduce"])
     parser.add_argument("job", nargs="?")
     parser.add_argument("--workdir", default="/tmp/measure_real")
+    parser.add_argument(
+        "--default",
+        type=int,
+        metavar="N",
+        help="only the default configuration, N times (its noise), instead of the usual list",
+    )
+    parser.add_argument(
+        "--set",
+        type=workload_arg,
+        action="append",
+        default=[],
+        metavar="KEY=NUMBER",
+        help="a workload argument, e.g. --set warmup_s=10 (repeatable)",
+    )
     args = parser.parse_args()
-    system, workload, objective, variations, expert = build(args.system, args.job)
+    if args.default is not None and args.default < 1:
+        parser.error("--default needs a number of runs of at least 1")
+    try:
+        system, workload, objective, variations, expert = build(
+            args.system, args.job, dict(args.set)
+        )
+    except TypeError as error:  # an argument the workload does not take
+        parser.error(f"--set: {error}")
     machine = Machine.detect()
-    runs = (
-        [("default", {})] * 3
-        + [(json.dumps(v), v) for v in variations]
-        + [
+    runs: list[tuple[str, dict[str, Any]]] = [("default", {})] * (args.default or 3)
+    if args.default is None:
+        runs += [(json.dumps(v), v) for v in variations] + [
             ("expert.manual", expert.manual(system.space, machine)),
             ("expert.script", expert.script(system.space, machine)),
         ]
-    )
     tuner = ListTuner(system.space, [changes for _, changes in runs[1:]])
     started = time.perf_counter()
 
@@ -126,6 +164,19 @@ def main() -> None:
     )
     if result.status != "FINISHED":
         print(f"{result.status}: {result.message}", flush=True)
+    defaults = [
+        o.metrics[objective.metric]
+        for o in result.observations
+        if o.ok and runs[o.trial][0] == "default"
+    ]
+    if len(defaults) >= 2:
+        mean = statistics.fmean(defaults)
+        print(
+            f"default x{len(defaults)}: median {statistics.median(defaults):.4g}, "
+            f"min {min(defaults):.4g}, max {max(defaults):.4g}, "
+            f"relative sd {statistics.stdev(defaults) / mean:.1%}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
