@@ -100,8 +100,10 @@ def workload_arg(text: str) -> tuple[str, float]:
         ) from None
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m paper.measure_real", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("system", choices=["tomcat", "spark", "mapreduce"])
     parser.add_argument("job", nargs="?")
     parser.add_argument("--workdir", default="/tmp/measure_real")
@@ -119,7 +121,7 @@ def main() -> None:
         metavar="KEY=NUMBER",
         help="a workload argument, e.g. --set warmup_s=10 (repeatable)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.default is not None and args.default < 1:
         parser.error("--default needs a number of runs of at least 1")
     try:
