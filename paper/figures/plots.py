@@ -5,6 +5,8 @@ Each function documents the columns it needs; the CLI writes the figures to PNG 
 
 from __future__ import annotations
 
+from typing import Any
+
 import matplotlib
 
 matplotlib.use("Agg")  # files only; no display on servers and in CI
@@ -48,9 +50,11 @@ def grouped_bars(
     series: str,
     value: str,
     order: list[str] | None = None,
+    legend: dict[str, Any] | None = None,
 ) -> list[str]:
-    """Mean of ``value`` per (group, series) as grouped bars with min-max whiskers; returns
-    one caption line per series that has no bar on some group (the gap, stated)."""
+    """Mean of ``value`` per (group, series) as grouped bars with min-max whiskers, and a
+    legend (``legend``: its placement, matplotlib's keywords); returns one caption line per
+    series that has no bar on some group (the gap, stated)."""
     stats = df.groupby([group, series])[value].agg(["mean", "min", "max"]).reset_index()
     groups = sorted(stats[group].unique())
     present = set(stats[series])
@@ -78,7 +82,7 @@ def grouped_bars(
         )
     ax.set_xticks(x)
     ax.set_xticklabels([system_label(g) for g in groups], rotation=30, ha="right", fontsize=8)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, **(legend or {}))
     gaps = []
     for name in names:
         missing = sorted(set(groups) - set(stats.loc[stats[series] == name, group]))
