@@ -67,6 +67,7 @@ FIG6_ROWS: tuple[Row, ...] = (
         42,
         # A 2 s warm-up left the JIT cold: the default spread 8.9k-20k req/s (sd 24 %), 10 s
         # brought 11 of 12 runs within 23-27k (results/real/README.md, "Tomcat's warm-up").
+        # Now the workload's default too; pinned here so the panel's sessions stay comparable.
         cuts=("workload.warmup_s=10",),
         why="our web application and wrk walk, not the paper's; 10 s warm-up, 10 s per test",
     ),

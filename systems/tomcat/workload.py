@@ -74,7 +74,7 @@ class WebExploration(Workload):
     def __init__(
         self,
         duration_s: float = 10.0,
-        warmup_s: float = 2.0,
+        warmup_s: float = 10.0,
         threads: int = 2,
         connections: int = 32,
         request_timeout_s: float = 5.0,
