@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import time
 from pathlib import Path
@@ -91,9 +92,10 @@ def workload_arg(text: str) -> tuple[str, float]:
     """``key=value`` of ``--set``: a numeric argument of the workload (warmup_s=10)."""
     key, sep, value = text.partition("=")
     try:
-        if not sep or not key.isidentifier():
+        number = float(value)
+        if not sep or not key.isidentifier() or not math.isfinite(number):
             raise ValueError(text)
-        return key, float(value)
+        return key, number
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r}: write a workload argument as key=number, e.g. warmup_s=10"

@@ -14,7 +14,7 @@ from tests.requirements import NEEDS_TOMCAT
 
 def test_a_workload_argument_is_a_name_and_a_number() -> None:
     assert workload_arg("warmup_s=10") == ("warmup_s", 10.0)
-    for bad in ("warmup_s", "warmup_s=ten", "=3", "warm up=3"):
+    for bad in ("warmup_s", "warmup_s=ten", "=3", "warm up=3", "warmup_s=nan", "duration_s=inf"):
         with pytest.raises(argparse.ArgumentTypeError, match="key=number"):
             workload_arg(bad)
 
