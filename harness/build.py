@@ -39,6 +39,7 @@ from harness.validate import (
     check_resume_overrides,
     check_tuner_options,
     check_unknown_keys,
+    check_workload_numbers,
     check_workload_options,
     dotted_knobs,
     ensure_results_dir,
@@ -84,10 +85,8 @@ def make_workload(cfg: DictConfig) -> Workload:
     name = str(node.get("name") or "workload")
     if not _takes_name(node):  # HiBench drivers take the HiBench workload's name
         node.pop("name", None)
-    duration = node.get("duration_s")
-    if duration is not None and not (isinstance(duration, int | float) and duration > 0):
-        raise ConfigError(f"workload.duration_s must be a positive number, got {duration}")
     check_workload_options(node, name)
+    check_workload_numbers(node, name)
     workload = _instantiate(node, f"workload {name!r}")
     workload.name = name
     return workload  # type: ignore[no-any-return]

@@ -24,9 +24,11 @@ __all__ = [
     "check_resume_overrides",
     "check_tuner_options",
     "check_unknown_keys",
+    "check_workload_numbers",
     "ensure_results_dir",
     "override_key",
     "validate_session_name",
+    "whole_number",
 ]
 
 #: A session name is one path component: it names folders, never points elsewhere.
@@ -143,6 +145,44 @@ def check_workload_options(node: dict[str, Any], name: str) -> None:
             f"workload {name!r} has no setting(s) {', '.join(unknown)}; its settings: "
             f"{', '.join(signature.parameters) or 'none'}"
         )
+
+
+def check_workload_numbers(node: dict[str, Any], name: str) -> None:
+    """Every number a workload takes is finite and not negative (a duration, a count, a scale,
+    a seed), ``duration_s`` is positive, and a setting whose default is a whole number gets
+    one: ``workload.threads=2.5`` would otherwise be cut to 2 without a word."""
+    signature = target_signature(node)
+    parameters = signature.parameters if signature is not None else {}
+    for key, value in node.items():
+        default = parameters[key].default if key in parameters else None
+        numeric_default = isinstance(default, int | float) and not isinstance(default, bool)
+        if key.startswith("_") or isinstance(value, bool) or value is None:
+            continue
+        setting = f"workload.{key}={value}"
+        if not isinstance(value, int | float):
+            if numeric_default or key == "duration_s":
+                raise ConfigError(f"{setting}: workload {name!r} takes a number here")
+            continue
+        if not math.isfinite(value) or value < 0:
+            raise ConfigError(f"{setting}: workload {name!r} takes a finite number, 0 or more")
+        if key == "duration_s" and value == 0:
+            raise ConfigError(f"{setting}: the measurement needs a positive number of seconds")
+        if isinstance(default, int) and numeric_default and not float(value).is_integer():
+            raise ConfigError(f"{setting}: {key} is a whole number, e.g. {int(value)}")
+
+
+def whole_number(value: Any, key: str, low: int = 1) -> int:
+    """``value`` of the workload setting ``key`` as a whole number of at least ``low`` (a
+    count of threads, clients, rows): one line that names the setting, never a silent cut."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not float(value).is_integer()
+        or value < low
+    ):
+        raise ConfigError(f"workload.{key}={value!r}: use a whole number, {low} or more")
+    return int(value)
 
 
 def check_workload_choices(arguments: list[str]) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import api
+from harness.errors import ConfigError
 from harness.machine import Machine
 from harness.objective import Objective
 from harness.records import Observation
@@ -89,16 +90,17 @@ def build(
 
 
 def workload_arg(text: str) -> tuple[str, float]:
-    """``key=value`` of ``--set``: a numeric argument of the workload (warmup_s=10)."""
+    """``key=value`` of ``--set``: a numeric argument of the workload (warmup_s=10); like every
+    workload number, finite and not negative."""
     key, sep, value = text.partition("=")
     try:
         number = float(value)
-        if not sep or not key.isidentifier() or not math.isfinite(number):
+        if not sep or not key.isidentifier() or not math.isfinite(number) or number < 0:
             raise ValueError(text)
         return key, number
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: write a workload argument as key=number, e.g. warmup_s=10"
+            f"{text!r}: write a workload argument as key=number (0 or more), e.g. warmup_s=10"
         ) from None
 
 
@@ -130,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         system, workload, objective, variations, expert = build(
             args.system, args.job, dict(args.set)
         )
-    except TypeError as error:  # an argument the workload does not take
+    except (TypeError, ConfigError) as error:  # an argument it does not take, or a bad value
         parser.error(f"--set: {error}")
     machine = Machine.detect()
     runs: list[tuple[str, dict[str, Any]]] = [("default", {})] * (args.default or 3)

@@ -78,8 +78,35 @@ def test_workload_settings_are_config_keys_checked_against_the_driver(
     assert make_workload(cfg).threads == 4  # type: ignore[attr-defined]
     with pytest.raises(ConfigError, match=r"workload 'readonly' has no setting.* treads"):
         make_workload(compose_cfg("system=mysql", "workload=readonly", "+workload.treads=4"))
-    with pytest.raises(ConfigError, match="duration_s must be a positive number"):
+    with pytest.raises(ConfigError, match="duration_s=0: the measurement needs a positive"):
         make_workload(compose_cfg("system=mysql", "workload.duration_s=0"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("workload.duration_s=nan",), r"duration_s=nan: .* takes a finite number, 0 or more"),
+        (("workload.duration_s=abc",), r"duration_s=abc: workload 'readwrite' takes a number"),
+        (("workload.threads=-2",), r"threads=-2: .* 0 or more"),
+        (("workload.threads=2.5",), r"threads=2.5: threads is a whole number, e.g. 2"),
+        (("workload.threads=0",), r"threads=0: use a whole number, 1 or more"),
+        (("workload=tpcc", "workload.warehouses=inf"), r"warehouses=inf: .* finite number"),
+        (("system=postgres", "workload=pgbench", "workload.sampling_rate=2"), r"\(0, 1\]"),
+        (
+            ("system=tomcat", "workload=explore", "workload.connections=0"),
+            r"connections=0: use a whole number",
+        ),
+    ],
+)
+def test_workload_numbers_get_one_line(
+    compose_cfg: Compose, args: tuple[str, ...], message: str
+) -> None:
+    """Bad numbers for a workload are refused before anything starts, never cut or passed on."""
+    chosen = " ".join(args)
+    system = [] if "system=" in chosen else ["system=mysql"]
+    workload = [] if "workload=" in chosen else ["workload=readwrite"]
+    with pytest.raises(ConfigError, match=message):
+        make_workload(compose_cfg(*system, *workload, *args))
 
 
 @pytest.mark.parametrize("tracking", group_options("tracking"))

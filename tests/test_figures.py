@@ -298,7 +298,7 @@ def test_a_tuner_missing_on_a_system_is_stated_under_the_bars() -> None:
     )
     fig = plots.fig6_improvement(runs)
     texts = " ".join(t.get_text() for t in fig.texts)
-    assert "no bestconfig bar: not run on a †" in texts
+    assert "no bestconfig bar: no finished run on a †" in texts
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert labels == ["b", "a †"]  # (sorted by the raw name: b < surrogate_a)
 

@@ -14,7 +14,15 @@ from tests.requirements import NEEDS_TOMCAT
 
 def test_a_workload_argument_is_a_name_and_a_number() -> None:
     assert workload_arg("warmup_s=10") == ("warmup_s", 10.0)
-    for bad in ("warmup_s", "warmup_s=ten", "=3", "warm up=3", "warmup_s=nan", "duration_s=inf"):
+    for bad in (
+        "warmup_s",
+        "warmup_s=ten",
+        "=3",
+        "warm up=3",
+        "warmup_s=nan",
+        "duration_s=inf",
+        "warmup_s=-1",
+    ):
         with pytest.raises(argparse.ArgumentTypeError, match="key=number"):
             workload_arg(bad)
 
@@ -23,6 +31,12 @@ def test_an_argument_the_workload_does_not_take_is_one_line(capsys) -> None:  # 
     with pytest.raises(SystemExit):
         main(["tomcat", "--set", "warmup=3"])
     assert "--set" in capsys.readouterr().err
+
+
+def test_a_value_the_workload_refuses_is_one_line(capsys) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit):
+        main(["tomcat", "--set", "threads=2.5"])
+    assert "--set: workload.threads=2.5: use a whole number" in capsys.readouterr().err
 
 
 @pytest.mark.integration

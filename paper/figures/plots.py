@@ -87,7 +87,8 @@ def grouped_bars(
     for name in names:
         missing = sorted(set(groups) - set(stats.loc[stats[series] == name, group]))
         if missing:
-            gaps.append(f"no {name} bar: not run on {', '.join(system_label(g) for g in missing)}")
+            where = ", ".join(system_label(g) for g in missing)
+            gaps.append(f"no {name} bar: no finished run on {where}")
     if any(str(g).startswith("surrogate_") for g in groups):
         gaps.append(SURROGATE_NOTE)
     return gaps

@@ -16,6 +16,7 @@ from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
+from harness.validate import whole_number
 from systems.dbserver.base import ServerSystem
 from systems.dbserver.host import find_binary
 
@@ -129,9 +130,9 @@ class SysbenchOLTP(Workload):
         self.mix = mix
         self.name = mix
         self.duration_s = float(duration_s)
-        self.threads = int(threads)
-        self.tables = int(tables)
-        self.table_size = int(table_size)
+        self.threads = whole_number(threads, "threads")
+        self.tables = whole_number(tables, "tables")
+        self.table_size = whole_number(table_size, "table_size")
         self.binary = ""
 
     def _command(self, system: ServerSystem, action: str) -> list[str]:

@@ -17,6 +17,7 @@ from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
+from harness.validate import whole_number
 from systems.postgres.system import DATABASE, PostgresSystem
 
 __all__ = ["PgBench", "log_latencies_ms", "parse_pgbench", "pgbench_command"]
@@ -113,9 +114,11 @@ class PgBench(Workload):
         self.mode = mode
         self.name = "pgbench"
         self.duration_s = float(duration_s)
-        self.clients = int(clients)
-        self.scale = int(scale)
+        self.clients = whole_number(clients, "clients")
+        self.scale = whole_number(scale, "scale")
         self.sampling_rate = float(sampling_rate)
+        if not 0 < self.sampling_rate <= 1:
+            raise ConfigError(f"workload.sampling_rate={sampling_rate}: use a fraction in (0, 1]")
 
     def prepare(self, system: System, workdir: Path) -> None:
         if not isinstance(system, PostgresSystem):

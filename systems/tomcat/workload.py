@@ -19,6 +19,7 @@ from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
+from harness.validate import whole_number
 
 __all__ = ["WebExploration", "parse_wrk"]
 
@@ -81,9 +82,11 @@ class WebExploration(Workload):
     ) -> None:
         self.duration_s = float(duration_s)
         self.warmup_s = float(warmup_s)
-        self.threads = int(threads)
-        self.connections = int(connections)
+        self.threads = whole_number(threads, "threads")
+        self.connections = whole_number(connections, "connections")
         self.request_timeout_s = float(request_timeout_s)
+        if not self.request_timeout_s > 0:  # wrk's --timeout takes whole seconds, at least 1
+            raise ConfigError(f"workload.request_timeout_s={request_timeout_s}: use 1 or more")
         self.script: Path | None = None
 
     def prepare(self, system: System, workdir: Path) -> None:

@@ -18,6 +18,7 @@ from harness.errors import ConfigError, WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
 from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
+from harness.validate import whole_number
 from systems.tpcc.driver import PASSWORD_ENV, parse_summary
 from systems.tpcc.schema import Scale
 
@@ -105,8 +106,12 @@ class TPCCWorkload(Workload):
         python: str | None = None,
     ) -> None:
         self.duration_s = float(duration_s)
-        self.clients = int(clients)
-        self.scale = Scale(int(warehouses), int(items), int(customers))
+        self.clients = whole_number(clients, "clients")
+        self.scale = Scale(
+            whole_number(warehouses, "warehouses"),
+            whole_number(items, "items"),
+            whole_number(customers, "customers"),
+        )
         self.seed = int(seed)
         self.python = python or sys.executable
 
