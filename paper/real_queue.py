@@ -17,6 +17,12 @@ lock file refuses a second driver): on 2 shared cores two sessions would measure
 The order is a system's sessions for both seeds (all four tuners each), then the next system,
 so every finished system is a complete panel of >= 2 seeds.
 
+With ``--stop-at``, a session starts only when its expected time left fits before then: a
+session that spans two runs of the queue may span two machines (these VMs differ by a quarter
+in Tomcat's throughput), so a shorter session further down the queue runs instead, and the
+long one waits for a run with time for it. A session that overruns its estimate is still
+interrupted at the stop-at time, resumably.
+
 Before each session the driver waits (``--patience``, 15 min at most) until less than a quarter
 of the CPU is busy (``--quiet``): another job would be measured with the session's tests.
 Beside each session's own per-test load average (``loadavg_1m`` of every test), the driver
@@ -166,7 +172,7 @@ def _run_one(argv: list[str], log_path: Path, deadline: float | None) -> int:
 
 def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> int:
     """Run the queue's sessions that have not finished, one at a time; 0 when all finished
-    (or the stop-at time came between sessions), 130 when one was interrupted, else 1."""
+    (or the rest wait for a run with time for them), 130 when one was interrupted, else 1."""
     results_dir: Path = args.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
     lock = (results_dir / "queue.lock").open("w")
@@ -181,14 +187,18 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
         return 1
     deadline = _deadline(args.stop_at)
     failed = failed_at_start = 0
+    waiting: list[str] = []  # sessions that did not fit before the stop-at time
     for row, tuner, seed in planned(rows, args.seeds, args.tuners):
         name = row.session(figure.name, tuner, seed)
         state, tests = session_state(results_dir, name)
         if state == "finished":
             continue
-        if deadline is not None and deadline - time.time() < 300:
-            print(f"stop-at reached: {name} not started; run the queue again to continue")
-            return 0
+        if deadline is not None:
+            left_min = minutes_left(figure, row, tuner, tests)
+            if time.time() + left_min * 60 > deadline:
+                waiting.append(name)
+                print(f"{name}: ~{left_min:.0f} min left does not fit before --stop-at; skipped")
+                continue
         doing = f"continuing after {tests} tests" if tests else "starting"
         about = f"~{figure.minutes(row, tuner)} min"
         print(f"{time.strftime('%H:%M:%S')} {name}: {doing} ({about})", flush=True)
@@ -229,7 +239,19 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
                 return 1
         else:
             failed_at_start = 0
+    if waiting:
+        print(f"{len(waiting)} session(s) wait for a run with time for them: {', '.join(waiting)}")
     return 1 if failed else 0
+
+
+#: How much longer than its estimate a session may take before it stops fitting (the estimates
+#: are medians of past sessions; restarts and confirmations vary).
+ESTIMATE_SLACK = 1.1
+
+
+def minutes_left(figure: RealFigure, row: Row, tuner: str, tests: int) -> float:
+    """Expected minutes for a session with ``tests`` of its 100 done, with some slack."""
+    return figure.minutes(row, tuner) * (1 - min(tests, 100) / 100) * ESTIMATE_SLACK
 
 
 def _last_line(log: Path) -> str:
@@ -251,7 +273,7 @@ def status(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) ->
             state, tests = session_state(args.results_dir, name)
             finished += state == "finished"
             if state != "finished":
-                row_left += figure.minutes(row, tuner) * (1 - min(tests, 100) / 100)
+                row_left += minutes_left(figure, row, tuner, tests) / ESTIMATE_SLACK
             print(f"{name:<48} {state:<12} {tests:>4} tests")
         total = args.seeds * len(args.tuners)
         print(

@@ -3,6 +3,7 @@ folders, and (integration) the driver running, interrupted and continued on real
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import json
 import math
@@ -116,6 +117,32 @@ def test_the_queue_stops_when_sessions_fail_before_their_first_test(tmp_path, mo
     assert len(ran) == 2
     out, err = capsys.readouterr()
     assert "No module named 'hydra'" in out and "two sessions in a row" in err
+
+
+def test_with_a_stop_at_time_only_sessions_that_fit_before_it_start(tmp_path, monkeypatch, capsys):
+    """A session resumed in the next run of the queue may run on another machine; so with 30
+    minutes left, Tomcat's ~42-minute sessions wait and SQLite's ~10-minute ones run until the
+    next would not fit."""
+    clock = [time.time()]
+    stop_at = dt.datetime.fromtimestamp(clock[0] + 30 * 60, dt.UTC).isoformat()
+    ran: list[str] = []
+
+    def takes_12_minutes(argv: list[str], log: Path, deadline: float | None) -> int:
+        ran.append(log.stem)
+        clock[0] += 12 * 60
+        return 0
+
+    monkeypatch.setattr(real_queue, "_run_one", takes_12_minutes)
+    monkeypatch.setattr(real_queue, "wait_until_quiet", lambda *a, **k: 0.0)
+    monkeypatch.setattr(real_queue.time, "time", lambda: clock[0])
+    tuners = ["--tuners", "lhs", "bestconfig", "gpbo_paper"]
+    where = ["--stop-at", stop_at, "--results-dir", str(tmp_path)]
+    argv = ["run", "--systems", "tomcat", "sqlite", "--seeds", "1", *tuners, *where]
+    assert real_queue.main(argv) == 0
+    assert ran == ["fig6-sqlite-readwrite-lhs-s0", "fig6-sqlite-readwrite-bestconfig-s0"]
+    out = capsys.readouterr().out
+    assert "fig6-tomcat-explore-lhs-s0: ~46 min left does not fit before --stop-at" in out
+    assert "4 session(s) wait for a run with time for them" in out
 
 
 def test_a_test_under_foreign_load_is_flagged_against_the_sessions_usual_load():
