@@ -85,8 +85,10 @@ class WebExploration(Workload):
         self.threads = whole_number(threads, "threads")
         self.connections = whole_number(connections, "connections")
         self.request_timeout_s = float(request_timeout_s)
-        if not self.request_timeout_s > 0:  # wrk's --timeout takes whole seconds, at least 1
-            raise ConfigError(f"workload.request_timeout_s={request_timeout_s}: use 1 or more")
+        if not self.request_timeout_s > 0:  # wrk's --timeout rounds it up to whole seconds
+            raise ConfigError(
+                f"workload.request_timeout_s={request_timeout_s}: use a positive number of seconds"
+            )
         self.script: Path | None = None
 
     def prepare(self, system: System, workdir: Path) -> None:
