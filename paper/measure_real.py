@@ -121,11 +121,16 @@ def in_own_group(argv: list[str]) -> int | None:
     with own_cgroup(f"measure-{os.getpid()}", parent="harness-measure") as group:
         if group is None:
             return None
-        return subprocess.run(
+        child = subprocess.Popen(
             [sys.executable, "-m", "paper.measure_real", *argv],
             env={**os.environ, CGROUP_ENV: str(group)},
             preexec_fn=functools.partial(join, group),  # joins, then execs
-        ).returncode
+        )
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:  # the child has it too, and stops its servers in order
+                continue
 
 
 def main(argv: list[str] | None = None) -> None:
