@@ -16,13 +16,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from harness.objective import Objective
 from harness.other_work import cgroup2_root, own_cgroup
 from harness.records import Observation, Status
 from paper import real_queue
 from paper.real_figures import FIGURES, Row
+from paper import real_panel
 from paper.real_panel import (
     LOAD_MARGIN,
     OTHER_CPU_LIMIT,
+    collapsed,
     disturbed,
     loaded,
     panel,
@@ -227,6 +230,24 @@ def test_a_session_row_reads_the_confirmation_the_defaults_and_the_load(tmp_path
     assert row["default_measurements"] == 3  # trial 0 and the 2 confirmation runs
     assert row["default_rsd"] == pytest.approx(10.0 / 100.0)
     assert row["loaded_tests"] == 1 and not row["best_loaded"]
+    assert row["default_collapses"] == 0 and row["other_measurements"] == 4
+
+
+def test_a_measurement_at_under_half_the_defaults_median_is_a_collapse(tmp_path):
+    """Tomcat's default now and then measures ~1.5k requests/s against ~20k: the report counts
+    such collapses of the default apart from those of every other configuration."""
+    up, down = Objective("tps", "max"), Objective("time_s", "min")
+    assert collapsed(up, 9.0, 20.0) and not collapsed(up, 11.0, 20.0)
+    assert collapsed(down, 41.0, 20.0) and not collapsed(down, 39.0, 20.0)
+    tests = [_obs(0, 20.0, default=True), _obs(1, 25.0), _obs(2, 5.0)]
+    refs = [_obs(0, x, default=True, confirm="default") for x in (1.5, 19.0, 21.0)]
+    _session(tmp_path / "s", tests, refs)
+    row = session_row(tmp_path / "s")
+    assert row is not None and row["default_median"] == 19.5
+    assert (row["default_collapses"], row["default_measurements"]) == (1, 4)
+    assert (row["other_collapses"], row["other_measurements"]) == (1, 2)
+    text = real_panel.report(pd.DataFrame([row]), FIGURES["fig6"])
+    assert "the default's 1 of 4 measurements, other configurations' 1 of 2" in text
 
 
 def test_a_session_is_shown_under_the_tuner_the_queue_ran_it_with(tmp_path):
