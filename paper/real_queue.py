@@ -21,8 +21,8 @@ With ``--stop-at``, a session starts only when its expected time left fits befor
 median of the row's sessions that ran in one go, from ``queue.jsonl``, else the estimate in
 :mod:`paper.real_figures`; 10 % slack). A session that spans two runs of the queue may span
 two machines (these VMs differ by a quarter in Tomcat's throughput), so a shorter session
-further down the queue runs instead, and the long one waits for a run with time for it. A session that overruns its estimate is still
-interrupted at the stop-at time, resumably.
+further down the queue runs instead, and the long one waits for a run with time for it. A
+session that overruns its estimate is still interrupted at the stop-at time, resumably.
 
 Before each session the driver waits (``--patience``, 15 min at most) until less than a quarter
 of the CPU is busy (``--quiet``): another job would be measured with the session's tests.

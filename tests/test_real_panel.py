@@ -19,9 +19,8 @@ import pytest
 from harness.objective import Objective
 from harness.other_work import cgroup2_root, own_cgroup
 from harness.records import Observation, Status
-from paper import real_queue
+from paper import real_panel, real_queue
 from paper.real_figures import FIGURES, Row
-from paper import real_panel
 from paper.real_panel import (
     LOAD_MARGIN,
     OTHER_CPU_LIMIT,
