@@ -275,8 +275,9 @@ def measured_minutes(results_dir: Path) -> dict[str, float]:
     for line in lines:
         event = json.loads(line)
         name = event["session"]
-        if event["event"] == "start":
+        if event["event"] == "start":  # a new run of the session: its earlier times are void
             starts.pop(name, None)
+            minutes.pop(name, None)
             if event.get("tests_before") == 0:
                 starts[name] = event["at"]
         elif event["event"] == "end" and name in starts:

@@ -183,6 +183,13 @@ def test_the_fit_rule_uses_the_rows_sessions_measured_in_one_go(tmp_path):
         {"at": 1400.0, "session": resumed, "event": "end", "exit": 0, "state": "finished"},
         {"at": 1500.0, "session": superseded, "event": "start", "tests_before": 0},
         {"at": 1600.0, "session": superseded, "event": "end", "exit": 0, "state": "finished"},
+        # run again from scratch (its first run superseded), stopped, then resumed: not one go
+        {"at": 1700.0, "session": resumed, "event": "start", "tests_before": 0},
+        {"at": 1800.0, "session": resumed, "event": "end", "exit": 0, "state": "finished"},
+        {"at": 1900.0, "session": resumed, "event": "start", "tests_before": 0},
+        {"at": 2000.0, "session": resumed, "event": "end", "exit": 130, "state": "stopped"},
+        {"at": 2100.0, "session": resumed, "event": "start", "tests_before": 50},
+        {"at": 2500.0, "session": resumed, "event": "end", "exit": 0, "state": "finished"},
     )
     measured = real_queue.measured_minutes(tmp_path)
     assert measured == {one_go: 12.0}
