@@ -21,6 +21,7 @@ from harness.errors import (
     WorkloadTimeout,
 )
 from harness.objective import Objective
+from harness.other_work import OtherWork
 from harness.records import Observation, Status
 from harness.space import Config
 from harness.system import System, Workload
@@ -62,11 +63,14 @@ def run_test(
             config = applied
         system.start(start_timeout_s)
         run_started = time.perf_counter()
+        before = watch.begin() if (watch := OtherWork.from_env()) else None
         runs = [workload.run(system, timeout_s) for _ in range(repeats)]
         extra["run_s"] = (time.perf_counter() - run_started) / repeats
         # The harness machine's 1-minute load average as the run ends: a test taken while
         # other jobs loaded the machine can be flagged (it covers roughly the last minute).
         extra["loadavg_1m"] = round(os.getloadavg()[0], 2)
+        if watch and before:  # in a group of its own: the CPU others took during the runs
+            extra.update(watch.since(before))
         metrics = aggregate(runs)
         if repeats > 1:
             extra["runs"] = runs

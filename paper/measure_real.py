@@ -11,14 +11,22 @@ The tests run as one session of :class:`paper.listed.ListTuner` through
 ``--workdir/<system>``). Timeouts are so generous that no test is cut short, and crashed tests
 do not stop the session; only a failing default configuration (trial 0) does, as in any
 session.
+
+The measurement runs in a control group of its own where the machine lets it make one
+(:mod:`harness.other_work`), so each line also shows ``other_cpu``: the share of the machine's
+CPU that other processes took during the test's runs (and ``steal``, the hypervisor's).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
+import os
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +35,7 @@ from harness import api
 from harness.errors import ConfigError
 from harness.machine import Machine
 from harness.objective import Objective
+from harness.other_work import CGROUP_ENV, join, own_cgroup
 from harness.records import Observation
 from paper.listed import ListTuner
 
@@ -104,6 +113,26 @@ def workload_arg(text: str) -> tuple[str, float]:
         ) from None
 
 
+def in_own_group(argv: list[str]) -> int | None:
+    """Run this measurement again, in a control group of its own, and return its exit code;
+    None where no group can be made, or when this is that run."""
+    if os.environ.get(CGROUP_ENV):
+        return None
+    with own_cgroup(f"measure-{os.getpid()}", parent="harness-measure") as group:
+        if group is None:
+            return None
+        child = subprocess.Popen(
+            [sys.executable, "-m", "paper.measure_real", *argv],
+            env={**os.environ, CGROUP_ENV: str(group)},
+            preexec_fn=functools.partial(join, group),  # joins, then execs
+        )
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:  # the child has it too, and stops its servers in order
+                continue
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m paper.measure_real", description=__doc__.splitlines()[0]
@@ -125,15 +154,20 @@ def main(argv: list[str] | None = None) -> None:
         metavar="KEY=NUMBER",
         help="a workload argument, e.g. --set warmup_s=10 (repeatable)",
     )
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     if args.default is not None and args.default < 1:
         parser.error("--default needs a number of runs of at least 1")
+    if (code := in_own_group(argv)) is not None:
+        raise SystemExit(code)
     try:
         system, workload, objective, variations, expert = build(
             args.system, args.job, dict(args.set)
         )
     except (TypeError, ConfigError) as error:  # an argument it does not take, or a bad value
         parser.error(f"--set: {error}")
+    if (code := in_own_group(argv)) is not None:  # the arguments are good: measure there
+        raise SystemExit(code)
     machine = Machine.detect()
     runs: list[tuple[str, dict[str, Any]]] = [("default", {})] * (args.default or 3)
     if args.default is None:
@@ -149,10 +183,12 @@ def main(argv: list[str] | None = None) -> None:
             setup_s = time.perf_counter() - started - obs.duration_s
             print(f"setup_s {setup_s:.1f}", flush=True)
         metrics = {k: round(v, 2) for k, v in obs.metrics.items()}
+        shares = {k: obs.extra[k] for k in ("other_cpu", "steal") if k in obs.extra}
         print(
             runs[obs.trial][0],
             obs.status.value,
             metrics,
+            *(f"{k} {v:.3f}" for k, v in shares.items()),
             f"test_wall_s {obs.duration_s:.1f}",
             obs.message[:120],
             flush=True,

@@ -17,15 +17,19 @@ lock file refuses a second driver): on 2 shared cores two sessions would measure
 The order is a system's sessions for both seeds (all four tuners each), then the next system,
 so every finished system is a complete panel of >= 2 seeds.
 
-With ``--stop-at``, a session starts only when its expected time left fits before then: a
-session that spans two runs of the queue may span two machines (these VMs differ by a quarter
-in Tomcat's throughput), so a shorter session further down the queue runs instead, and the
-long one waits for a run with time for it. A session that overruns its estimate is still
-interrupted at the stop-at time, resumably.
+With ``--stop-at``, a session starts only when its expected time left fits before then (the
+median of the row's sessions that ran in one go, from ``queue.jsonl``, else the estimate in
+:mod:`paper.real_figures`; 10 % slack). A session that spans two runs of the queue may span
+two machines (these VMs differ by a quarter in Tomcat's throughput), so a shorter session
+further down the queue runs instead, and the long one waits for a run with time for it. A
+session that overruns its estimate is still interrupted at the stop-at time, resumably.
 
 Before each session the driver waits (``--patience``, 15 min at most) until less than a quarter
 of the CPU is busy (``--quiet``): another job would be measured with the session's tests.
-Beside each session's own per-test load average (``loadavg_1m`` of every test), the driver
+Each session runs in a control group of its own (cgroup v2, where the driver may make one:
+:mod:`harness.other_work`), so each of its tests records the share of the machine's CPU that
+other work took (``other_cpu``) and the hypervisor's steal time; a process the session leaves
+running is killed when it ends. Beside each test's load average (``loadavg_1m``), the driver
 appends to ``results/real/<figure>/queue.jsonl`` the machine's load when each session starts
 and ends and the session's exit code; its output goes to ``logs/<session>.log`` there.
 """
@@ -35,9 +39,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import fcntl
+import functools
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -45,6 +51,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.other_work import CGROUP_ENV, join, own_cgroup
 from paper.real_figures import FIGURES, RealFigure, Row
 
 __all__ = ["main", "planned", "session_state"]
@@ -138,18 +145,21 @@ def _deadline(text: str | None) -> float | None:
     return when.timestamp()
 
 
-def _run_one(argv: list[str], log_path: Path, deadline: float | None) -> int:
+def _run_one(argv: list[str], log_path: Path, deadline: float | None, group: Path | None) -> int:
     """Run one session to its end, or interrupt it (SIGINT, as Ctrl-C) at the deadline or when
-    the driver is told to stop; the harness then stops its servers and keeps every test."""
+    the driver is told to stop; the harness then stops its servers and keeps every test. In a
+    control group of its own (``group``), each test records the CPU time that other work took."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("a") as log:
         log.write(f"\n== {dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ} {' '.join(argv)}\n")
         log.flush()
         # Its own session: a Ctrl-C at the terminal reaches the driver only, which passes one
         # SIGINT on (two would cut the harness's orderly stop short).
+        env = {**os.environ, CGROUP_ENV: str(group)} if group else None
         child = subprocess.Popen(
-            argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+            argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env,
+            preexec_fn=functools.partial(join, group) if group else None,  # joins, then execs
+        )  # fmt: skip
         stopping = False
 
         def stop(signum: int, frame: object) -> None:
@@ -193,14 +203,16 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
         state, tests = session_state(results_dir, name)
         if state == "finished":
             continue
+        measured = measured_minutes(results_dir)
         if deadline is not None:
-            left_min = minutes_left(figure, row, tuner, tests)
+            left_min = minutes_left(figure, row, tuner, tests, measured)
             if time.time() + left_min * 60 > deadline:
                 waiting.append(name)
                 print(f"{name}: ~{left_min:.0f} min left does not fit before --stop-at; skipped")
                 continue
         doing = f"continuing after {tests} tests" if tests else "starting"
-        about = f"~{figure.minutes(row, tuner)} min"
+        minutes, sessions = session_minutes(figure, row, tuner, measured)
+        about = f"~{minutes:.0f} min" + (f", median of {sessions} measured" if sessions else "")
         print(f"{time.strftime('%H:%M:%S')} {name}: {doing} ({about})", flush=True)
         busy = wait_until_quiet(args.quiet, args.patience * 60)
         if busy > args.quiet:
@@ -208,11 +220,13 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
         _log_event(
             results_dir, session=name, event="start", tests_before=tests, cpu_busy=round(busy, 3)
         )
-        code = _run_one(
-            command(figure, row, tuner, seed, results_dir, args.overrides),
-            results_dir / "logs" / f"{name}.log",
-            deadline,
-        )
+        with own_cgroup(name, parent="harness-queue") as group:
+            code = _run_one(
+                command(figure, row, tuner, seed, results_dir, args.overrides),
+                results_dir / "logs" / f"{name}.log",
+                deadline,
+                group,
+            )
         state, tests = session_state(results_dir, name)
         _log_event(results_dir, session=name, event="end", exit=code, state=state, tests=tests)
         print(
@@ -244,14 +258,62 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
     return 1 if failed else 0
 
 
-#: How much longer than its estimate a session may take before it stops fitting (the estimates
-#: are medians of past sessions; restarts and confirmations vary).
+#: How much longer than its estimate a session may take before it stops fitting (restarts and
+#: confirmations vary: Tomcat's 5 measured sessions spanned 41.4-42.4 min).
 ESTIMATE_SLACK = 1.1
 
 
-def minutes_left(figure: RealFigure, row: Row, tuner: str, tests: int) -> float:
+def measured_minutes(results_dir: Path) -> dict[str, float]:
+    """Minutes of each finished session that ran in one go (started with no tests, ended
+    finished), from ``queue.jsonl``; a session run again counts with its last run."""
+    starts: dict[str, float] = {}
+    minutes: dict[str, float] = {}
+    try:
+        lines = (results_dir / "queue.jsonl").read_text().splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        event = json.loads(line)
+        name = event["session"]
+        if event["event"] == "start":  # a new run of the session: its earlier times are void
+            starts.pop(name, None)
+            minutes.pop(name, None)
+            if event.get("tests_before") == 0:
+                starts[name] = event["at"]
+        elif event["event"] == "end" and name in starts:
+            began = starts.pop(name)
+            if event.get("state") == "finished" and event.get("exit") == 0:
+                minutes[name] = (event["at"] - began) / 60
+    # a superseded session's folder was moved away: its time no longer describes the row
+    return {n: m for n, m in minutes.items() if session_state(results_dir, n)[0] == "finished"}
+
+
+def session_minutes(
+    figure: RealFigure, row: Row, tuner: str, measured: dict[str, float]
+) -> tuple[float, int]:
+    """(minutes, sessions measured) of one of the row's sessions: the median of its measured
+    sessions, else the row's estimate (a tuner with its own estimate, Fig. 7's experts, keeps
+    it)."""
+    if tuner in figure.tuner_minutes:
+        return figure.minutes(row, tuner), 0
+    prefix = f"{figure.name}-{row.system}-{row.workload}-"
+    times = [
+        m
+        for name, m in measured.items()
+        if name.startswith(prefix)
+        and name.removeprefix(prefix).rsplit("-s", 1)[0] not in figure.tuner_minutes
+    ]
+    if not times:
+        return figure.minutes(row, tuner), 0
+    return statistics.median(times), len(times)
+
+
+def minutes_left(
+    figure: RealFigure, row: Row, tuner: str, tests: int, measured: dict[str, float]
+) -> float:
     """Expected minutes for a session with ``tests`` of its 100 done, with some slack."""
-    return figure.minutes(row, tuner) * (1 - min(tests, 100) / 100) * ESTIMATE_SLACK
+    minutes, _ = session_minutes(figure, row, tuner, measured)
+    return minutes * (1 - min(tests, 100) / 100) * ESTIMATE_SLACK
 
 
 def _last_line(log: Path) -> str:
@@ -266,6 +328,7 @@ def _last_line(log: Path) -> str:
 def status(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> int:
     """Print each queued session's state, and per row and in all the hours of sessions left."""
     left = 0.0
+    measured = measured_minutes(args.results_dir)
     for row in rows:
         finished, row_left = 0, 0.0
         for _, tuner, seed in planned([row], args.seeds, args.tuners):
@@ -273,7 +336,7 @@ def status(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) ->
             state, tests = session_state(args.results_dir, name)
             finished += state == "finished"
             if state != "finished":
-                row_left += minutes_left(figure, row, tuner, tests) / ESTIMATE_SLACK
+                row_left += minutes_left(figure, row, tuner, tests, measured) / ESTIMATE_SLACK
             print(f"{name:<48} {state:<12} {tests:>4} tests")
         total = args.seeds * len(args.tuners)
         print(

@@ -16,10 +16,21 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from harness.objective import Objective
+from harness.other_work import cgroup2_root, own_cgroup
 from harness.records import Observation, Status
-from paper import real_queue
+from paper import real_panel, real_queue
 from paper.real_figures import FIGURES, Row
-from paper.real_panel import LOAD_MARGIN, loaded, panel, session_row, verdicts
+from paper.real_panel import (
+    LOAD_MARGIN,
+    OTHER_CPU_LIMIT,
+    collapsed,
+    disturbed,
+    loaded,
+    panel,
+    session_row,
+    verdicts,
+)
 from paper.real_queue import planned, session_state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +114,7 @@ def test_the_queue_stops_when_sessions_fail_before_their_first_test(tmp_path, mo
     the driver stops after two and shows the error, rather than marking the queue failed."""
     ran: list[str] = []
 
-    def fails_at_import(argv: list[str], log: Path, deadline: float | None) -> int:
+    def fails_at_import(argv: list[str], log: Path, deadline: float | None, group: object) -> int:
         ran.append(log.name)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("Traceback ...\nModuleNotFoundError: No module named 'hydra'\n\n")
@@ -127,7 +138,7 @@ def test_with_a_stop_at_time_only_sessions_that_fit_before_it_start(tmp_path, mo
     stop_at = dt.datetime.fromtimestamp(clock[0] + 30 * 60, dt.UTC).isoformat()
     ran: list[str] = []
 
-    def takes_12_minutes(argv: list[str], log: Path, deadline: float | None) -> int:
+    def takes_12_minutes(argv: list[str], log: Path, deadline: float | None, group: object) -> int:
         ran.append(log.stem)
         clock[0] += 12 * 60
         return 0
@@ -145,6 +156,52 @@ def test_with_a_stop_at_time_only_sessions_that_fit_before_it_start(tmp_path, mo
     assert "4 session(s) wait for a run with time for them" in out
 
 
+def _events(folder: Path, *events: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "queue.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+
+
+def test_the_fit_rule_uses_the_rows_sessions_measured_in_one_go(tmp_path):
+    """MapReduce's sessions were estimated at 25 min and took 12: its measured median replaces
+    the estimate; a resumed or superseded session's time describes nothing and is left out."""
+    fig6 = FIGURES["fig6"]
+    row = next(r for r in fig6.rows if r.system == "mapreduce")
+    one_go, resumed, superseded = (
+        row.session("fig6", "classytune_paper", 0),
+        row.session("fig6", "bestconfig", 0),
+        row.session("fig6", "classytune", 0),
+    )
+    for name in (one_go, resumed):
+        _session(tmp_path / "sessions" / name, [_obs(0, 1.0, default=True)], [])
+    _events(
+        tmp_path,
+        {"at": 0.0, "session": one_go, "event": "start", "tests_before": 0},
+        {"at": 720.0, "session": one_go, "event": "end", "exit": 0, "state": "finished"},
+        {"at": 800.0, "session": resumed, "event": "start", "tests_before": 0},
+        {"at": 900.0, "session": resumed, "event": "end", "exit": 130, "state": "stopped"},
+        {"at": 1000.0, "session": resumed, "event": "start", "tests_before": 40},
+        {"at": 1400.0, "session": resumed, "event": "end", "exit": 0, "state": "finished"},
+        {"at": 1500.0, "session": superseded, "event": "start", "tests_before": 0},
+        {"at": 1600.0, "session": superseded, "event": "end", "exit": 0, "state": "finished"},
+        # run again from scratch (its first run superseded), stopped, then resumed: not one go
+        {"at": 1700.0, "session": resumed, "event": "start", "tests_before": 0},
+        {"at": 1800.0, "session": resumed, "event": "end", "exit": 0, "state": "finished"},
+        {"at": 1900.0, "session": resumed, "event": "start", "tests_before": 0},
+        {"at": 2000.0, "session": resumed, "event": "end", "exit": 130, "state": "stopped"},
+        {"at": 2100.0, "session": resumed, "event": "start", "tests_before": 50},
+        {"at": 2500.0, "session": resumed, "event": "end", "exit": 0, "state": "finished"},
+    )
+    measured = real_queue.measured_minutes(tmp_path)
+    assert measured == {one_go: 12.0}
+    assert real_queue.session_minutes(fig6, row, "gpbo_paper", measured) == (12.0, 1)
+    assert real_queue.minutes_left(fig6, row, "gpbo_paper", 50, measured) == pytest.approx(6.6)
+    tomcat = next(r for r in fig6.rows if r.system == "tomcat")
+    assert real_queue.session_minutes(fig6, tomcat, "bestconfig", measured) == (42, 0)
+    fig7 = FIGURES["fig7"]  # the experts' 2 tests keep their own estimate
+    assert real_queue.session_minutes(fig7, fig7.rows[0], "expert_manual", {}) == (3, 0)
+    assert real_queue.measured_minutes(tmp_path / "none") == {}
+
+
 def test_a_test_under_foreign_load_is_flagged_against_the_sessions_usual_load():
     assert loaded([1.0, 1.2, 1.1, 1.0 + LOAD_MARGIN + 0.5, None]) == [
         False, False, False, True, False
@@ -152,6 +209,14 @@ def test_a_test_under_foreign_load_is_flagged_against_the_sessions_usual_load():
     assert loaded([None, None]) == [False, False]
     # a system that loads the machine itself (HDFS: ~6) is flagged only 50 % above its usual
     assert loaded([6.0, 6.4, 6.2, 8.1, 9.8]) == [False, False, False, False, True]
+
+
+def test_a_test_beside_other_work_is_flagged_even_when_the_load_average_hides_it():
+    usual = [_obs(i, 100.0, load=7.0, other_cpu=0.01) for i in range(4)]
+    niced_job = _obs(4, 70.0, load=8.0, other_cpu=OTHER_CPU_LIMIT + 0.2)  # load +1 only
+    unknown = _obs(5, 100.0, load=7.0)  # a session from before the control groups
+    assert loaded([t.extra["loadavg_1m"] for t in [*usual, niced_job]]) == [False] * 5
+    assert disturbed([*usual, niced_job, unknown]) == [False] * 4 + [True, False]
 
 
 def test_a_session_row_reads_the_confirmation_the_defaults_and_the_load(tmp_path):
@@ -171,6 +236,24 @@ def test_a_session_row_reads_the_confirmation_the_defaults_and_the_load(tmp_path
     assert row["default_measurements"] == 3  # trial 0 and the 2 confirmation runs
     assert row["default_rsd"] == pytest.approx(10.0 / 100.0)
     assert row["loaded_tests"] == 1 and not row["best_loaded"]
+    assert row["default_collapses"] == 0 and row["other_measurements"] == 4
+
+
+def test_a_measurement_at_under_half_the_defaults_median_is_a_collapse(tmp_path):
+    """Tomcat's default now and then measures ~1.5k requests/s against ~20k: the report counts
+    such collapses of the default apart from those of every other configuration."""
+    up, down = Objective("tps", "max"), Objective("time_s", "min")
+    assert collapsed(up, 9.0, 20.0) and not collapsed(up, 11.0, 20.0)
+    assert collapsed(down, 41.0, 20.0) and not collapsed(down, 39.0, 20.0)
+    tests = [_obs(0, 20.0, default=True), _obs(1, 25.0), _obs(2, 5.0)]
+    refs = [_obs(0, x, default=True, confirm="default") for x in (1.5, 19.0, 21.0)]
+    _session(tmp_path / "s", tests, refs)
+    row = session_row(tmp_path / "s")
+    assert row is not None and row["default_median"] == 19.5
+    assert (row["default_collapses"], row["default_measurements"]) == (1, 4)
+    assert (row["other_collapses"], row["other_measurements"]) == (1, 2)
+    text = real_panel.report(pd.DataFrame([row]), FIGURES["fig6"])
+    assert "the default's 1 of 4 measurements, other configurations' 1 of 2" in text
 
 
 def test_a_session_is_shown_under_the_tuner_the_queue_ran_it_with(tmp_path):
@@ -277,6 +360,13 @@ def test_the_driver_stops_resumably_continues_and_then_skips_on_real_sqlite(tmp_
     assert again.returncode == 0 and name not in out
     row = session_row(tmp_path / "sessions" / name)
     assert row is not None and row["tests"] == 12 and row["default_measurements"] >= 2
+    # in a control group of its own where the machine can make one; removed when it ended
+    with own_cgroup("test-probe", parent="harness-tests") as probe:
+        groups = probe is not None
+    if groups:
+        assert all("other_cpu" in json.loads(line)["extra"] for line in observations.open())
+        assert row["median_other_cpu"] < OTHER_CPU_LIMIT
+        assert not (cgroup2_root() / "harness-queue" / name).exists()  # type: ignore[operator]
 
 
 def test_fig6_draws_the_committed_real_sessions_whatever_the_surrogates_source(
