@@ -158,8 +158,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.default is not None and args.default < 1:
         parser.error("--default needs a number of runs of at least 1")
-    if (code := in_own_group(argv)) is not None:
-        raise SystemExit(code)
     try:
         system, workload, objective, variations, expert = build(
             args.system, args.job, dict(args.set)
