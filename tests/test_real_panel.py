@@ -212,7 +212,7 @@ def test_a_test_under_foreign_load_is_flagged_against_the_sessions_usual_load():
 
 
 def test_a_test_beside_other_work_is_flagged_even_when_the_load_average_hides_it():
-    usual = [_obs(i, 100.0, load=7.0, other_cpu=0.01) for i in range(4)]
+    usual = [_obs(i, 100.0, load=7.0, other_cpu=0.0) for i in range(4)]
     niced_job = _obs(4, 70.0, load=8.0, other_cpu=OTHER_CPU_LIMIT + 0.2)  # load +1 only
     unknown = _obs(5, 100.0, load=7.0)  # a session from before the control groups
     assert loaded([t.extra["loadavg_1m"] for t in [*usual, niced_job]]) == [False] * 5
@@ -365,7 +365,7 @@ def test_the_driver_stops_resumably_continues_and_then_skips_on_real_sqlite(tmp_
         groups = probe is not None
     if groups:
         assert all("other_cpu" in json.loads(line)["extra"] for line in observations.open())
-        assert row["median_other_cpu"] < OTHER_CPU_LIMIT
+        assert row["median_other_cpu"] < 0.05  # this test's own polling runs beside it
         assert not (cgroup2_root() / "harness-queue" / name).exists()  # type: ignore[operator]
 
 
