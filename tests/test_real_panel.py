@@ -156,6 +156,15 @@ def test_with_a_stop_at_time_only_sessions_that_fit_before_it_start(tmp_path, mo
     assert "4 session(s) wait for a run with time for them" in out
 
 
+def _ran(name: str, start: float, end: float, *, before: int = 0, code: int = 0) -> list[dict]:
+    """The queue's start and end events of one run of a session."""
+    state = "finished" if code == 0 else "stopped"
+    return [
+        {"at": start, "session": name, "event": "start", "tests_before": before},
+        {"at": end, "session": name, "event": "end", "exit": code, "state": state},
+    ]
+
+
 def _events(folder: Path, *events: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "queue.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
@@ -175,21 +184,14 @@ def test_the_fit_rule_uses_the_rows_sessions_measured_in_one_go(tmp_path):
         _session(tmp_path / "sessions" / name, [_obs(0, 1.0, default=True)], [])
     _events(
         tmp_path,
-        {"at": 0.0, "session": one_go, "event": "start", "tests_before": 0},
-        {"at": 720.0, "session": one_go, "event": "end", "exit": 0, "state": "finished"},
-        {"at": 800.0, "session": resumed, "event": "start", "tests_before": 0},
-        {"at": 900.0, "session": resumed, "event": "end", "exit": 130, "state": "stopped"},
-        {"at": 1000.0, "session": resumed, "event": "start", "tests_before": 40},
-        {"at": 1400.0, "session": resumed, "event": "end", "exit": 0, "state": "finished"},
-        {"at": 1500.0, "session": superseded, "event": "start", "tests_before": 0},
-        {"at": 1600.0, "session": superseded, "event": "end", "exit": 0, "state": "finished"},
+        *_ran(one_go, 0, 720),
+        *_ran(resumed, 800, 900, code=130),
+        *_ran(resumed, 1000, 1400, before=40),
+        *_ran(superseded, 1500, 1600),
         # run again from scratch (its first run superseded), stopped, then resumed: not one go
-        {"at": 1700.0, "session": resumed, "event": "start", "tests_before": 0},
-        {"at": 1800.0, "session": resumed, "event": "end", "exit": 0, "state": "finished"},
-        {"at": 1900.0, "session": resumed, "event": "start", "tests_before": 0},
-        {"at": 2000.0, "session": resumed, "event": "end", "exit": 130, "state": "stopped"},
-        {"at": 2100.0, "session": resumed, "event": "start", "tests_before": 50},
-        {"at": 2500.0, "session": resumed, "event": "end", "exit": 0, "state": "finished"},
+        *_ran(resumed, 1700, 1800),
+        *_ran(resumed, 1900, 2000, code=130),
+        *_ran(resumed, 2100, 2500, before=50),
     )
     measured = real_queue.measured_minutes(tmp_path)
     assert measured == {one_go: 12.0}
