@@ -67,7 +67,7 @@ LOAD_MARGIN = 1.0
 LOAD_RATIO = 1.5
 #: A test ran beside other work when other processes took more than this share of the machine's
 #: CPU during its runs. Tomcat's default measured 0.000 on the idle machine in 4 of 4 runs, and
-#: 0.017-0.058 beside one nice-19 busy loop, which still cut its throughput by a quarter
+#: 0.017-0.058 beside one nice-19 busy loop, which still cut its median by 30 %
 #: (results/real/fig6/other-cpu/): a niced job takes little CPU and much throughput.
 OTHER_CPU_LIMIT = 0.01
 #: A measurement "collapsed" below this share of the session's default median: Tomcat's default
