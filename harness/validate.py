@@ -171,17 +171,20 @@ def check_workload_numbers(node: dict[str, Any], name: str) -> None:
             raise ConfigError(f"{setting}: {key} is a whole number, e.g. {int(value)}")
 
 
-def whole_number(value: Any, key: str, low: int = 1) -> int:
-    """``value`` of the workload setting ``key`` as a whole number of at least ``low`` (a
-    count of threads, clients, rows): one line that names the setting, never a silent cut."""
+def whole_number(value: Any, key: str, low: int = 1, high: int | None = None) -> int:
+    """``value`` of the workload setting ``key`` as a whole number from ``low`` (to ``high``,
+    when given): a count of threads, clients, rows. One line that names the setting and its
+    range, never a silent cut."""
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
         or not math.isfinite(value)
         or not float(value).is_integer()
         or value < low
+        or (high is not None and value > high)
     ):
-        raise ConfigError(f"workload.{key}={value!r}: use a whole number, {low} or more")
+        wanted = f"{low} or more" if high is None else f"from {low} to {high}"
+        raise ConfigError(f"workload.{key}={value!r}: use a whole number, {wanted}")
     return int(value)
 
 

@@ -99,8 +99,10 @@ def disturbed(tests: list[Observation]) -> list[bool]:
 def collapsed(objective: Objective, value: float, typical: float) -> bool:
     """A measurement at less than ``COLLAPSE_RATIO`` of the typical default's throughput (or
     taking more than 1 / ``COLLAPSE_RATIO`` of its time)."""
-    ratio = value / typical if objective.direction == "max" else typical / value
-    return ratio < COLLAPSE_RATIO
+    # multiplied, not divided: a throughput or a job time of 0 is a measurement too
+    if objective.direction == "max":
+        return value < COLLAPSE_RATIO * typical
+    return value * COLLAPSE_RATIO > typical
 
 
 def _rsd(values: list[float]) -> float:

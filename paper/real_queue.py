@@ -1,6 +1,6 @@
 """The queue of real-system sessions behind a real figure, run in order and restartable.
 
-    python -m paper.real_queue status                   # finished, stopped, not started
+    python -m paper.real_queue status                   # finished, running, stopped, not started
     python -m paper.real_queue run                      # continue Fig. 6's queue, 2 seeds
     python -m paper.real_queue run --stop-at 20:15      # stop (resumably) by 20:15 UTC
     python -m paper.real_queue run --systems mysql postgres --seeds 3
@@ -316,6 +316,27 @@ def minutes_left(
     return minutes * (1 - min(tests, 100) / 100) * ESTIMATE_SLACK
 
 
+def running_session(results_dir: Path) -> str | None:
+    """The session a live driver is running now: the last one started in ``queue.jsonl`` and
+    not ended, while a driver holds the queue's lock (a killed driver's last start is not)."""
+    lock_path = results_dir / "queue.lock"
+    if not lock_path.exists():
+        return None
+    with lock_path.open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # a driver holds it
+        else:
+            return None
+    try:
+        lines = (results_dir / "queue.jsonl").read_text().splitlines()
+    except OSError:
+        return None
+    last = json.loads(lines[-1]) if lines else {}
+    return last["session"] if last.get("event") == "start" else None
+
+
 def _last_line(log: Path) -> str:
     """The last non-empty line of a session's log (its error, when it failed)."""
     try:
@@ -329,12 +350,14 @@ def status(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) ->
     """Print each queued session's state, and per row and in all the hours of sessions left."""
     left = 0.0
     measured = measured_minutes(args.results_dir)
+    running = running_session(args.results_dir)
     for row in rows:
         finished, row_left = 0, 0.0
         for _, tuner, seed in planned([row], args.seeds, args.tuners):
             name = row.session(figure.name, tuner, seed)
             state, tests = session_state(args.results_dir, name)
             finished += state == "finished"
+            state = "running" if name == running else state
             if state != "finished":
                 row_left += minutes_left(figure, row, tuner, tests, measured) / ESTIMATE_SLACK
             print(f"{name:<48} {state:<12} {tests:>4} tests")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -196,6 +197,11 @@ def test_the_graph_and_the_points_are_seeded_and_shaped() -> None:
     [
         (PageRankWorkload, {"nodes": 1}, "workload.nodes"),
         (PageRankWorkload, {"iterations": 0}, "workload.iterations"),
+        (
+            PageRankWorkload,
+            {"iterations": 101},
+            r"iterations=101: use a whole number, from 1 to 100",
+        ),
         (PageRankWorkload, {"jobs_home": "rel/ative"}, "workload.jobs_home"),
         (KMeansWorkload, {"clusters": 0}, "workload.clusters"),
         (KMeansWorkload, {"samples": 20, "clusters": 30}, "workload.clusters"),
@@ -208,6 +214,12 @@ def test_mapreduce_jobs_refuse_bad_settings(
 ) -> None:
     with pytest.raises(ConfigError, match=key):
         cls(**kwargs)
+
+
+def test_mapreduce_jobs_take_whole_floats() -> None:
+    """A count written as 2.0 (a YAML float, a sweep's value) is the whole number 2."""
+    floats: dict[str, Any] = {"nodes": 2000.0, "iterations": 2.0}
+    assert PageRankWorkload(**floats).iterations == 2
 
 
 def test_mapreduce_jobs_iterations_are_read_from_their_output() -> None:

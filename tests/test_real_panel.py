@@ -204,6 +204,31 @@ def test_the_fit_rule_uses_the_rows_sessions_measured_in_one_go(tmp_path):
     assert real_queue.measured_minutes(tmp_path / "none") == {}
 
 
+def test_status_shows_the_session_a_live_driver_runs_and_not_a_killed_drivers(tmp_path, capsys):
+    row = next(r for r in FIGURES["fig6"].rows if r.system == "sqlite")
+    done, now = row.session("fig6", "classytune_paper", 0), row.session("fig6", "classytune", 0)
+    _session(tmp_path / "sessions" / done, [_obs(0, 1.0, default=True)], [])
+    _events(tmp_path, *_ran(done, 0, 600), _ran(now, 700, 0)[0])
+    (tmp_path / "sessions" / now).mkdir()
+    (tmp_path / "sessions" / now / "session.json").write_text(json.dumps({"status": "RUNNING"}))
+    args = ["status", "--systems", "sqlite", "--results-dir", str(tmp_path)]
+
+    def states() -> dict[str, str]:
+        lines = capsys.readouterr().out.splitlines()
+        return {line.split()[0]: line.split()[1] for line in lines if not line.startswith("==")}
+
+    (tmp_path / "queue.lock").touch()  # left by a driver that was killed
+    assert real_queue.main(args) == 0
+    assert states()[now] == "stopped"
+    with (tmp_path / "queue.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert real_queue.running_session(tmp_path) == now
+        assert real_queue.main(args) == 0
+    shown = states()
+    assert shown[now] == "running" and shown[done] == "finished"
+    assert real_queue.running_session(tmp_path) is None  # the driver let go
+
+
 def test_a_test_under_foreign_load_is_flagged_against_the_sessions_usual_load():
     assert loaded([1.0, 1.2, 1.1, 1.0 + LOAD_MARGIN + 0.5, None]) == [
         False, False, False, True, False
@@ -247,6 +272,7 @@ def test_a_measurement_at_under_half_the_defaults_median_is_a_collapse(tmp_path)
     up, down = Objective("tps", "max"), Objective("time_s", "min")
     assert collapsed(up, 9.0, 20.0) and not collapsed(up, 11.0, 20.0)
     assert collapsed(down, 41.0, 20.0) and not collapsed(down, 39.0, 20.0)
+    assert collapsed(up, 0.0, 20.0) and not collapsed(down, 0.0, 20.0)  # 0 is a value too
     tests = [_obs(0, 20.0, default=True), _obs(1, 25.0), _obs(2, 5.0)]
     refs = [_obs(0, x, default=True, confirm="default") for x in (1.5, 19.0, 21.0)]
     _session(tmp_path / "s", tests, refs)

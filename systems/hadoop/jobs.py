@@ -21,6 +21,7 @@ from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.process import run_step
 from harness.system import MetricSpec, System, Workload
+from harness.validate import whole_number
 from systems.hadoop.parse import job_failure, parse_dfsio_results
 from systems.hadoop.system import HadoopSystem
 
@@ -37,12 +38,6 @@ def _hadoop(system: System) -> HadoopSystem:
     if not isinstance(system, HadoopSystem):
         raise ConfigError(f"Hadoop jobs need system=hdfs or system=hive, not {system.name!r}")
     return system
-
-
-def bounded(value: Any, low: int, high: int, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigError(f"workload.{key} {value!r}: use a whole number from {low} to {high}")
-    return value
 
 
 class HadoopJob(Workload):
@@ -127,8 +122,8 @@ class TestDFSIOWorkload(HadoopJob):
         if mode not in ("read", "write"):
             raise ConfigError(f"workload.mode {mode!r}: use read or write")
         self.mode = mode
-        self.files = bounded(files, 1, 10_000, "files")
-        self.file_mb = bounded(file_mb, 1, 1_000_000, "file_mb")
+        self.files = whole_number(files, "files", 1, 10_000)
+        self.file_mb = whole_number(file_mb, "file_mb", 1, 1_000_000)
         self.duration_s = float(duration_s)
         self.base_dir = self._hdfs_path(base_dir)
         self.name = "dfsio" if mode == "write" else "dfsio_read"
@@ -215,7 +210,7 @@ class TeraSortWorkload(HadoopJob):
     def __init__(
         self, rows: int = 1_000_000, duration_s: float = 60.0, base_dir: str = "/harness/terasort"
     ) -> None:
-        self.rows = bounded(rows, 1000, 10**12, "rows")
+        self.rows = whole_number(rows, "rows", 1000, 10**12)
         self.duration_s = float(duration_s)
         self.base_dir = TestDFSIOWorkload._hdfs_path(base_dir)
         self.name = "terasort"

@@ -19,8 +19,9 @@ from harness.config import install_dir
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.system import MetricSpec, System
+from harness.validate import whole_number
 from systems.hadoop import datagen
-from systems.hadoop.jobs import HadoopJob, bounded
+from systems.hadoop.jobs import HadoopJob
 from systems.hadoop.render import check_path
 from systems.hadoop.system import HadoopSystem
 
@@ -55,7 +56,7 @@ class IterativeJob(HadoopJob):
     base = ""
 
     def __init__(self, iterations: int, duration_s: float, jobs_home: str | None) -> None:
-        self.iterations = bounded(iterations, 1, 100, "iterations")
+        self.iterations = whole_number(iterations, "iterations", 1, 100)
         self.duration_s = float(duration_s)
         self.jobs_home = check_path(jobs_home or install_dir("hadoop-jobs"), "workload.jobs_home")
 
@@ -120,8 +121,8 @@ class PageRankWorkload(IterativeJob):
         jobs_home: str | None = None,
     ) -> None:
         super().__init__(iterations, duration_s, jobs_home)
-        self.nodes = bounded(nodes, 10, 10**9, "nodes")
-        self.seed = bounded(seed, 0, 2**31 - 1, "seed")
+        self.nodes = whole_number(nodes, "nodes", 10, 10**9)
+        self.seed = whole_number(seed, "seed", 0, 2**31 - 1)
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "nodes": self.nodes, "seed": self.seed}
@@ -154,9 +155,9 @@ class KMeansWorkload(IterativeJob):
         jobs_home: str | None = None,
     ) -> None:
         super().__init__(iterations, duration_s, jobs_home)
-        self.samples = bounded(samples, 10, 10**9, "samples")
-        self.dimensions = bounded(dimensions, 1, 1000, "dimensions")
-        self.clusters = bounded(clusters, 1, 1000, "clusters")
+        self.samples = whole_number(samples, "samples", 10, 10**9)
+        self.dimensions = whole_number(dimensions, "dimensions", 1, 1000)
+        self.clusters = whole_number(clusters, "clusters", 1, 1000)
         if self.clusters > self.samples:
             raise ConfigError(f"workload.clusters {clusters}: at most workload.samples")
         if isinstance(convergence_delta, bool) or not (
@@ -166,7 +167,7 @@ class KMeansWorkload(IterativeJob):
                 f"workload.convergence_delta {convergence_delta!r}: use a number >= 0"
             )
         self.convergence_delta = float(convergence_delta)
-        self.seed = bounded(seed, 0, 2**31 - 1, "seed")
+        self.seed = whole_number(seed, "seed", 0, 2**31 - 1)
 
     def params(self) -> dict[str, Any]:
         return {
