@@ -329,10 +329,8 @@ def running_session(results_dir: Path) -> str | None:
             pass  # a driver holds it
         else:
             return None
-    try:
-        lines = (results_dir / "queue.jsonl").read_text().splitlines()
-    except OSError:
-        return None
+    events = results_dir / "queue.jsonl"
+    lines = events.read_text().splitlines() if events.exists() else []
     last = json.loads(lines[-1]) if lines else {}
     return last["session"] if last.get("event") == "start" else None
 

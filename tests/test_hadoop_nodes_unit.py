@@ -379,7 +379,7 @@ def test_testdfsio_refuses_bad_settings(kwargs: dict[str, object], key: str) -> 
     [
         ({"rows": 999}, "workload.rows"),
         ({"rows": True}, "workload.rows"),
-        ({"rows": 1e6}, "workload.rows"),
+        ({"rows": 1000.5}, "workload.rows"),  # 1e6 is 1,000,000 rows: a whole float counts
         ({"base_dir": "/t;id"}, "workload.base_dir"),
         ({"base_dir": "t"}, "workload.base_dir"),
     ],

@@ -18,9 +18,10 @@ from typing import Any
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.system import MetricSpec, System
+from harness.validate import whole_number
 from systems.hadoop import datagen
 from systems.hadoop.hive import HiveHadoopSystem
-from systems.hadoop.jobs import HadoopJob, bounded
+from systems.hadoop.jobs import HadoopJob
 from systems.hadoop.parse import hiveql_timings
 
 __all__ = ["QUERIES", "HiveQueryWorkload"]
@@ -91,10 +92,10 @@ class HiveQueryWorkload(HadoopJob):
         if query not in QUERIES:
             raise ConfigError(f"workload.query {query!r}: use one of {', '.join(QUERIES)}")
         self.query = query
-        self.visits = bounded(visits, 100, 10**9, "visits")
+        self.visits = whole_number(visits, "visits", 100, 10**9)
         pages = pages if pages is not None else max(10, self.visits // 10)
-        self.pages = bounded(pages, 10, 10**8, "pages")
-        self.seed = bounded(seed, 0, 2**31 - 1, "seed")
+        self.pages = whole_number(pages, "pages", 10, 10**8)
+        self.seed = whole_number(seed, "seed", 0, 2**31 - 1)
         self.duration_s = float(duration_s)
 
     @property
