@@ -219,7 +219,8 @@ def test_mapreduce_jobs_refuse_bad_settings(
 def test_mapreduce_jobs_take_whole_floats() -> None:
     """A count written as 2.0 (a YAML float, a sweep's value) is the whole number 2."""
     floats: dict[str, Any] = {"nodes": 2000.0, "iterations": 2.0}
-    assert PageRankWorkload(**floats).iterations == 2
+    job = PageRankWorkload(**floats)
+    assert (job.nodes, job.iterations) == (2000, 2) and isinstance(job.nodes, int)
 
 
 def test_mapreduce_jobs_iterations_are_read_from_their_output() -> None:
