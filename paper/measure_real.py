@@ -14,7 +14,8 @@ session.
 
 The measurement runs in a control group of its own where the machine lets it make one
 (:mod:`harness.other_work`), so each line also shows ``other_cpu``: the share of the machine's
-CPU that other processes took during the test's runs (and ``steal``, the hypervisor's).
+CPU that other processes took during the test's runs (``kernel_cpu``: the kernel threads' part of
+it; and ``steal``, the hypervisor's).
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
             setup_s = time.perf_counter() - started - obs.duration_s
             print(f"setup_s {setup_s:.1f}", flush=True)
         metrics = {k: round(v, 2) for k, v in obs.metrics.items()}
-        shares = {k: obs.extra[k] for k in ("other_cpu", "steal") if k in obs.extra}
+        shares = {k: obs.extra[k] for k in ("other_cpu", "kernel_cpu", "steal") if k in obs.extra}
         print(
             runs[obs.trial][0],
             obs.status.value,

@@ -87,13 +87,21 @@ def loaded(loads: list[float | None]) -> list[bool]:
 
 
 def disturbed(tests: list[Observation]) -> list[bool]:
-    """Which tests ran under abnormal load (:func:`loaded`) or beside other work
-    (``other_cpu`` > ``OTHER_CPU_LIMIT``; unknown in sessions without a control group)."""
+    """Which tests ran under abnormal load (:func:`loaded`) or beside other work: other
+    processes took more than ``OTHER_CPU_LIMIT`` of the CPU (unknown in sessions without a
+    control group), not counting kernel threads where their share is recorded (from
+    2026-12-06), since much of their work is the session's own (:mod:`harness.other_work`)."""
     by_load = loaded([t.extra.get("loadavg_1m") for t in tests])
-    other = [t.extra.get("other_cpu") for t in tests]
-    return [
-        a or (x is not None and x > OTHER_CPU_LIMIT) for a, x in zip(by_load, other, strict=True)
-    ]
+    beside = [_other_processes(t) > OTHER_CPU_LIMIT for t in tests]
+    return [a or b for a, b in zip(by_load, beside, strict=True)]
+
+
+def _other_processes(test: Observation) -> float:
+    """The share of the CPU other processes took during a test's runs (0 when unknown)."""
+    other = test.extra.get("other_cpu")
+    if other is None:
+        return 0.0
+    return other - test.extra.get("kernel_cpu", 0.0)
 
 
 def collapsed(objective: Objective, value: float, typical: float) -> bool:
@@ -174,6 +182,7 @@ def session_row(folder: Path) -> dict[str, Any] | None:
         "best_loaded": flags[tests.index(best)],
         "median_load": _median_of(tests, "loadavg_1m"),
         "median_other_cpu": _median_of(tests, "other_cpu"),
+        "median_kernel_cpu": _median_of(tests, "kernel_cpu"),
         "max_steal": max(
             [x for t in tests if (x := t.extra.get("steal")) is not None], default=math.nan
         ),
@@ -293,7 +302,8 @@ def report(sessions: pd.DataFrame, figure: RealFigure) -> str:
         "the default, alternating, after the 100 tests); for job times, the time saved. "
         f"Loaded tests: 1-min load average > session median + {LOAD_MARGIN:g} and "
         f"> {LOAD_RATIO:g} x median, or other processes took > {100 * OTHER_CPU_LIMIT:g}% of the "
-        "CPU during the runs (sessions in a control group of their own). Verdicts: a difference "
+        "CPU during the runs (sessions in a control group of their own; kernel threads not "
+        "counted where recorded). Verdicts: a difference "
         "of the means counts when it exceeds twice the default's noise and each tuner has at "
         "least 2 seeds; such a verdict also says whether the two tuners' seeds overlap.",
         "",

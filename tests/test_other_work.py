@@ -20,10 +20,12 @@ from harness.other_work import (
     OtherWork,
     cgroup2_root,
     join,
+    kernel_thread_seconds,
     make_cgroup,
     own_cgroup,
     parse_cgroup_usage,
     parse_proc_stat,
+    parse_task_stat,
     processes_in,
 )
 from harness.trial import run_test
@@ -70,10 +72,38 @@ def test_other_work_is_the_machines_busy_time_less_the_groups(monkeypatch, tmp_p
     # 20 s of capacity (10 s on 2 cores): 12 busy, 8 of them the group's, 1 stolen
     end = CpuTimes(total_s=120.0, busy_s=52.0, steal_s=2.0, own_s=38.0)
     monkeypatch.setattr(watch, "sample", lambda: end)
-    assert watch.since(start) == {"other_cpu": 0.2, "steal": 0.05}
+    assert watch.since(start) == {"other_cpu": 0.2, "kernel_cpu": 0.0, "steal": 0.05}
     # the two clocks are read a moment apart: the group may seem to outrun the machine
     monkeypatch.setattr(watch, "sample", lambda: CpuTimes(120.0, 47.0, 1.0, 38.0))
     assert watch.since(start)["other_cpu"] == 0.0
+
+
+# /proc/<pid>/stat of kthreadd (flags 0x208040: a kernel thread) and of a process whose name
+# holds the parentheses and spaces that make a naive split miscount the fields
+KTHREADD = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 7 5 0 0 20 0 1 0 14 0 0 1844 0 0 0 0"
+TRICKY = "4242 (a) (b c) R 1 4242 4242 0 -1 4194560 93 0 0 0 150 50 0 0 20 0 1 0 900 1 2 3"
+
+
+def test_a_task_stat_line_says_whether_it_is_a_kernel_thread_and_its_cpu_seconds():
+    assert parse_task_stat(KTHREADD, ticks_per_s=100) == (True, pytest.approx(0.12))
+    assert parse_task_stat(TRICKY, ticks_per_s=100) == (False, pytest.approx(2.0))
+
+
+def test_kernel_threads_are_read_from_proc_and_processes_left_out(tmp_path):
+    for pid, line in (("2", KTHREADD), ("4242", TRICKY), ("77", "77 (gone")):
+        (tmp_path / pid).mkdir()
+        (tmp_path / pid / "stat").write_text(line)
+    assert kernel_thread_seconds(100, proc=tmp_path) == {2: pytest.approx(0.12)}
+
+
+def test_the_kernel_threads_share_counts_each_thread_that_ran_in_the_span(monkeypatch, tmp_path):
+    watch = OtherWork(tmp_path)
+    # thread 10 ran 1 s; 11 exited (its seconds must not count against the others); 12 is new
+    # with 0.5 s; pid 13 was reused by a new thread whose 0.2 s are below the old one's 3 s
+    start = CpuTimes(100.0, 40.0, 0.0, 30.0, kernel_s={10: 5.0, 11: 9.0, 13: 3.0})
+    end = CpuTimes(120.0, 52.0, 0.0, 38.0, kernel_s={10: 6.0, 12: 0.5, 13: 0.2})
+    monkeypatch.setattr(watch, "sample", lambda: end)
+    assert watch.since(start)["kernel_cpu"] == pytest.approx((1.0 + 0.5 + 0.2) / 20)
 
 
 def test_without_a_group_of_its_own_a_test_records_no_other_work(monkeypatch, tmp_path):
@@ -126,6 +156,16 @@ def test_a_test_in_its_group_records_the_other_work_and_steal(group, monkeypatch
     obs = _one_test()
     assert obs.ok
     assert 0.0 <= obs.extra["other_cpu"] <= 1.0 and 0.0 <= obs.extra["steal"] <= 1.0
+    assert 0.0 <= obs.extra["kernel_cpu"] <= 1.0
+
+
+@pytest.mark.integration
+def test_this_machines_kernel_threads_are_found_in_proc():
+    if not Path("/proc/2/stat").exists():  # a PID namespace hides the kernel's threads
+        pytest.skip("no kernel threads are visible in this PID namespace")
+    seconds = kernel_thread_seconds(100)
+    assert 2 in seconds, "kthreadd is the parent of every kernel thread"
+    assert all(s >= 0 for s in seconds.values())
 
 
 @pytest.mark.integration

@@ -246,6 +246,15 @@ def test_a_test_beside_other_work_is_flagged_even_when_the_load_average_hides_it
     assert disturbed([*usual, niced_job, unknown]) == [False] * 4 + [True, False]
 
 
+def test_the_kernel_threads_work_is_not_taken_for_a_job_beside_the_session():
+    usual = [_obs(i, 100.0, load=2.0, other_cpu=0.0, kernel_cpu=0.0) for i in range(4)]
+    # SQLite's fsyncs keep the kernel's writeback threads busy: other work, but the session's
+    flushing = _obs(4, 100.0, load=2.0, other_cpu=0.023, kernel_cpu=0.02)
+    beside_a_job = _obs(5, 70.0, load=2.0, other_cpu=0.043, kernel_cpu=0.02)
+    older = _obs(6, 100.0, load=2.0, other_cpu=0.023)  # recorded before kernel_cpu was
+    assert disturbed([*usual, flushing, beside_a_job, older]) == [False] * 5 + [True, True]
+
+
 def test_a_session_row_reads_the_confirmation_the_defaults_and_the_load(tmp_path):
     tests = [_obs(0, 100.0, default=True), _obs(1, 150.0), _obs(2, 130.0, load=4.0)]
     refs = [
