@@ -89,8 +89,9 @@ def loaded(loads: list[float | None]) -> list[bool]:
 def disturbed(tests: list[Observation]) -> list[bool]:
     """Which tests ran under abnormal load (:func:`loaded`) or beside other work: other
     processes took more than ``OTHER_CPU_LIMIT`` of the CPU (unknown in sessions without a
-    control group), not counting kernel threads where their share is recorded (from
-    2026-12-06), since much of their work is the session's own (:mod:`harness.other_work`)."""
+    control group), not counting kernel threads where their share is recorded (sessions
+    after 2026-12-05 19:40 UTC): much of their work is the session's own
+    (:mod:`harness.other_work`)."""
     by_load = loaded([t.extra.get("loadavg_1m") for t in tests])
     beside = [_other_processes(t) > OTHER_CPU_LIMIT for t in tests]
     return [a or b for a, b in zip(by_load, beside, strict=True)]
