@@ -15,9 +15,12 @@ time (from /proc/stat) is recorded beside it, since a neighbouring VM takes CPU 
 Kernel threads are in no process's group, so ``other_cpu`` counts them as other work, though
 much of what they do is the session's own: a SQLite session, with nothing of ours beside it,
 recorded 1-2 % of other work in 8 of its tests, likely the ext4 journal and the writeback
-workers that carry out its fsyncs. Their share is recorded apart as ``kernel_cpu`` (a part of
-``other_cpu``) from each kernel thread's CPU time in /proc, so that a job beside the session
-can be told from the kernel's work.
+workers that carry out its fsyncs. Their share is recorded apart as ``kernel_cpu`` from each
+kernel thread's CPU time in /proc, so that a job beside the session can be told from the
+kernel's work. It is meant as the kernel's part of ``other_cpu`` but is read on another clock:
+in SQLite sessions it was at least the whole of ``other_cpu`` in ~90 % of the tests (a
+thread's own times likely include softirq work that /proc/stat files apart from ``busy``),
+so ``other_cpu - kernel_cpu`` is often below 0, which reads as "no other work".
 
 Both are shares of the machine's CPU time over the span (all cores; 0.5 = one of 2 cores), on
 the harness's machine only (with ``hosts=`` the servers run elsewhere and are not counted).
