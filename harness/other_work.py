@@ -18,7 +18,7 @@ recorded 1-2 % of other work in 8 of its tests, likely the ext4 journal and the 
 workers that carry out its fsyncs. Their share is recorded apart as ``kernel_cpu`` from each
 kernel thread's CPU time in /proc, so that a job beside the session can be told from the
 kernel's work. It is meant as the kernel's part of ``other_cpu`` but is read on another clock:
-in SQLite sessions it was at least the whole of ``other_cpu`` in ~90 % of the tests (a
+in SQLite sessions it was at least the whole of ``other_cpu`` in 438 of 460 measurements (a
 thread's own times likely include softirq work that /proc/stat files apart from ``busy``),
 so ``other_cpu - kernel_cpu`` is often below 0, which reads as "no other work".
 

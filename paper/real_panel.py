@@ -184,6 +184,7 @@ def session_row(folder: Path) -> dict[str, Any] | None:
         "median_load": _median_of(tests, "loadavg_1m"),
         "median_other_cpu": _median_of(tests, "other_cpu"),
         "median_kernel_cpu": _median_of(tests, "kernel_cpu"),
+        **_other_work_counts([*tests, *refs]),
         "max_steal": max(
             [x for t in tests if (x := t.extra.get("steal")) is not None], default=math.nan
         ),
@@ -192,6 +193,25 @@ def session_row(folder: Path) -> dict[str, Any] | None:
         "other_measurements": len(others),
         "hours": sum(t.duration_s for t in [*tests, *refs]) / 3600,
     }  # fmt: skip
+
+
+def _other_work_counts(tests: list[Observation]) -> dict[str, int]:
+    """How many measurements recorded other work, and how many of them had more than the
+    limit of it with and without the kernel threads: what the ``kernel_cpu`` rule changes."""
+    other = [t.extra["other_cpu"] for t in tests if t.extra.get("other_cpu") is not None]
+    both = [
+        (t.extra["other_cpu"], t.extra["kernel_cpu"])
+        for t in tests
+        if t.extra.get("other_cpu") is not None and t.extra.get("kernel_cpu") is not None
+    ]
+    return {
+        "other_cpu_recorded": len(other),
+        "other_cpu_over": sum(o > OTHER_CPU_LIMIT for o in other),
+        "kernel_cpu_recorded": len(both),
+        "kernel_cpu_over": sum(o > OTHER_CPU_LIMIT for o, _ in both),
+        "beside_over": sum(o - k > OTHER_CPU_LIMIT for o, k in both),
+        "kernel_covers_other": sum(k >= o for o, k in both),
+    }
 
 
 def _median_of(tests: list[Observation], key: str) -> float:
@@ -291,6 +311,36 @@ def _collapses(sessions: pd.DataFrame, system: object, workload: object) -> str:
     )
 
 
+def _other_work(sessions: pd.DataFrame, system: object, workload: object) -> str:
+    """How often other processes took more than the limit, and what kernel threads explain."""
+    mine = sessions[(sessions["system"] == system) & (sessions["workload"] == workload)]
+    total = {c: int(mine[c].fillna(0).sum()) for c in _OTHER_WORK_COLUMNS}
+    if not total["other_cpu_recorded"]:
+        return "Other work: not recorded (sessions run without a control group of their own)."
+    text = (
+        f"Other work over {100 * OTHER_CPU_LIMIT:g}% of the CPU: {total['other_cpu_over']} of "
+        f"{total['other_cpu_recorded']} measurements that record it."
+    )
+    if total["kernel_cpu_recorded"]:
+        text += (
+            f" Of the {total['kernel_cpu_recorded']} that record kernel threads apart, "
+            f"{total['kernel_cpu_over']} are over it and {total['beside_over']} once kernel "
+            f"threads are taken out; in {total['kernel_covers_other']} the kernel threads' "
+            "share is at least the whole of the other work."
+        )
+    return text
+
+
+_OTHER_WORK_COLUMNS = (
+    "other_cpu_recorded",
+    "other_cpu_over",
+    "kernel_cpu_recorded",
+    "kernel_cpu_over",
+    "beside_over",
+    "kernel_covers_other",
+)
+
+
 def report(sessions: pd.DataFrame, figure: RealFigure) -> str:
     """The panel as Markdown: a table per system, its verdicts, what was cut."""
     flag = "" if figure.name == "fig6" else f" --figure {figure.name}"
@@ -325,7 +375,9 @@ def report(sessions: pd.DataFrame, figure: RealFigure) -> str:
             else "",
             f"Default noise (pooled relative sd of its re-measurements): "
             f"{100 * float(rows['default_noise'].iloc[0]):.1f}%. "
-            + _collapses(sessions, system, workload),
+            + _collapses(sessions, system, workload)
+            + " "
+            + _other_work(sessions, system, workload),
             "",
             "| tuner | seeds | confirmed improvement, mean (min – max) | best single test over "
             "trial 0, mean | loaded tests (bests among them) |",

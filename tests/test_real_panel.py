@@ -255,6 +255,27 @@ def test_the_kernel_threads_work_is_not_taken_for_a_job_beside_the_session():
     assert disturbed([*usual, flushing, beside_a_job, older]) == [False] * 5 + [True, True]
 
 
+def test_the_report_counts_the_other_work_the_kernel_threads_explain(tmp_path):
+    tests = [
+        _obs(0, 100.0, default=True, other_cpu=0.0, kernel_cpu=0.001),
+        _obs(1, 120.0, other_cpu=0.023, kernel_cpu=0.025),  # the kernel's flushing
+        _obs(2, 90.0, other_cpu=0.043, kernel_cpu=0.02),  # a job beside the session
+        _obs(3, 110.0, other_cpu=0.02),  # recorded before kernel_cpu was
+        _obs(4, 105.0),  # no control group
+    ]
+    _session(tmp_path / "s", tests, [])
+    row = session_row(tmp_path / "s")
+    assert row is not None
+    text = real_panel.report(pd.DataFrame([row]), FIGURES["fig6"])
+    assert "Other work over 1% of the CPU: 3 of 4 measurements that record it." in text
+    assert "Of the 3 that record kernel threads apart, 2 are over it and 1 once" in text
+    assert "in 2 the kernel threads' share is at least the whole" in text
+    _session(tmp_path / "old", [_obs(0, 100.0, default=True), _obs(1, 120.0)], [])
+    old = session_row(tmp_path / "old")
+    assert old is not None
+    assert "Other work: not recorded" in real_panel.report(pd.DataFrame([old]), FIGURES["fig6"])
+
+
 def test_a_session_row_reads_the_confirmation_the_defaults_and_the_load(tmp_path):
     tests = [_obs(0, 100.0, default=True), _obs(1, 150.0), _obs(2, 130.0, load=4.0)]
     refs = [
