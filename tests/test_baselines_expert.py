@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+from pathlib import Path
 
 import pytest
 
+from harness.confirm import CONFIRM_KEY
 from harness.errors import ConfigError
 from harness.machine import Machine
+from harness.objective import Objective
+from harness.records import Observation, Status
+from harness.session import Session
+from harness.session_options import SessionOptions
+from harness.space import Config
+from harness.store import SampleStore
+from harness.tracker import NullTracker
 from paper.expert import ExpertTuner, expert_setting, load_rules
-from systems.synthetic import SyntheticSystem
+from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 
 def test_synthetic_rules_and_one_test_after_default() -> None:
@@ -37,3 +47,44 @@ def test_missing_rules_and_unknown_style() -> None:
         load_rules("nosuchsystem")
     with pytest.raises(ConfigError, match="style"):
         expert_setting(SyntheticSystem("10").space, "synthetic", "guess")
+
+
+def _told(trial: int, config: Config, score: float | None) -> Observation:
+    ok = score is not None
+    status = Status.SUCCEEDED if ok else Status.FAILED
+    return Observation(trial=trial, config=config, status=status, score=score)
+
+
+def test_the_answer_is_the_expert_setting_even_when_the_default_beat_it() -> None:
+    space = SyntheticSystem("10").space
+    tuner = ExpertTuner(space, budget=2, system="synthetic10", style="manual")
+    default, expert = tuner.ask(2)
+    tuner.tell([_told(0, default, 100.0), _told(1, expert, 60.0)])
+    answer = tuner.answer()
+    assert answer is not None and answer.trial == 1 and tuner.best().trial == 0  # type: ignore[union-attr]
+    broken = ExpertTuner(space, budget=2, system="synthetic10", style="manual")
+    default, expert = broken.ask(2)
+    broken.tell([_told(0, default, 100.0), _told(1, expert, None)])
+    assert broken.answer() is not None and broken.answer().trial == 0  # type: ignore[union-attr]
+
+
+def test_a_losing_expert_setting_is_confirmed_against_the_default(tmp_path: Path) -> None:
+    # Minimising throughput makes the expert's larger buffer pool a loss on the synthetic system.
+    store = SampleStore(tmp_path / "s")
+    store.create({"session_id": "s", "experiment": "x"})
+    result = Session(
+        session_id="s",
+        store=store,
+        tuner_factory=functools.partial(ExpertTuner, system="synthetic10", style="manual"),
+        system=SyntheticSystem("10", noise=0.01),
+        workload=SyntheticWorkload(),
+        objective=Objective("throughput", "min"),
+        tracker=NullTracker(),
+        options=SessionOptions(budget=2, progress=False, confirm=3),
+    ).run()
+    assert result.best is not None and result.best.trial == 0  # the default measured better
+    assert result.answer is not None and result.answer.trial == 1
+    roles = [r.extra[CONFIRM_KEY] for r in result.references if CONFIRM_KEY in r.extra]
+    assert roles == ["default", "best"] * 3
+    improvement = result.improvement()
+    assert improvement is not None and improvement < 0
