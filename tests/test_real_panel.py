@@ -337,7 +337,7 @@ def _table(rows: list[tuple[str, int, float, float]]) -> pd.DataFrame:
         [
             {"system": "s", "workload": "w", "tuner": t, "seed": seed, "improvement": imp,
              "best_improvement": imp, "loaded_tests": 0, "best_loaded": False,
-             "default_rsd": rsd}
+             "default_rsd": rsd, "tests": 2 if t.startswith("expert") else 100}
             for t, seed, imp, rsd in rows
         ]
     )  # fmt: skip
@@ -475,6 +475,54 @@ def test_fig6_draws_the_real_panel_beside_the_surrogates_with_each_tuner_in_one_
     assert colour(left, "classytune") == colour(right, "classytune")
     assert len(plots.fig6_improvement(surrogate).axes) == 1
     assert len(fig6_figure(surrogate, real.iloc[:0]).axes) == 1
+
+
+def test_fig7_and_fig10a_draw_their_real_sessions_beside_the_surrogates(tmp_path, monkeypatch):
+    """`python -m paper.figures fig7` on a fresh clone: the surrogate panel from the exported
+    CSV and the real TPC-C panel from results/real/fig7/sessions/; each figure reads only its
+    own queue's sessions."""
+    import shutil
+
+    from paper.figures import cli
+
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "data").mkdir()
+    for name in ("fig7", "fig10a"):
+        shutil.copy(ROOT / f"results/figures/data/{name}.csv", tmp_path / "data")
+    cli.make_figure("fig7", "sqlite:///nowhere.db", tmp_path, from_data=True)
+    assert (tmp_path / "fig7.png").stat().st_size > 0
+    real = cli.FIGURES["fig7"].committed()  # type: ignore[misc]
+    sessions = real["fig7_real"]
+    assert set(sessions["workload"]) == {"tpcc"} and "expert_manual" in set(sessions["tuner"])
+    fig10a = cli.FIGURES["fig10a"].committed()  # type: ignore[misc]
+    assert all((t["workload"] == "tpcc").all() for t in fig10a.values())
+    cli.make_figure("fig10a", "sqlite:///nowhere.db", tmp_path, from_data=True)
+    assert (tmp_path / "fig10a.png").stat().st_size > 0
+
+
+def test_fig7s_real_panel_keeps_the_tuners_colours_and_states_each_budget():
+    from paper.figures import plots
+    from paper.figures.plot_real import fig7_figure
+
+    surrogate = pd.DataFrame(
+        {"system": "surrogate_mysql_oltp", "tuner": ["default", "expert_manual", "bestconfig"],
+         "best_value": [100.0, 110.0, 300.0]}
+    )  # fmt: skip
+    real = _table([("expert_manual", 0, -0.05, 0.1), ("bestconfig", 0, 0.2, 0.1)])
+    fig = fig7_figure(surrogate, real)
+    left, right = fig.axes
+    assert len(left.patches) == 3 and len(right.patches) == 2
+    assert right.get_legend_handles_labels()[1] == ["expert_manual", "bestconfig"]
+
+    def colour(ax, label):
+        handles, labels = ax.get_legend_handles_labels()
+        return handles[labels.index(label)].patches[0].get_facecolor()
+
+    assert colour(left, "expert_manual") == colour(right, "expert_manual")  # one colour
+    text = fig.texts[0].get_text()
+    assert "after 2 tests (expert_manual) or 100 tests (bestconfig)" in text
+    assert len(plots.fig7_expert(surrogate).axes) == 1
+    assert len(fig7_figure(surrogate, None).axes) == 1
 
 
 def test_every_queued_session_of_every_figure_composes(compose_cfg):

@@ -20,8 +20,9 @@ from matplotlib.figure import Figure
 
 from paper.figures import analysis, plots, tables
 from paper.figures.loader import NoRunsError, load_pools, load_sessions
-from paper.figures.plot_real import fig6_figure
+from paper.figures.plot_real import fig6_figure, fig7_figure, fig10a_figure
 from paper.figures.plot_subspaces import fig8_subspaces
+from paper.real_figures import FIGURES as REAL_FIGURES
 from paper.real_panel import session_table
 
 __all__ = ["FIGURES", "FigureSpec", "main", "make_figure"]
@@ -39,8 +40,9 @@ class FigureSpec:
     tables: tuple[str, ...]  # CSV names; the first is required
     compute: Callable[[str], Tables]
     draw: Callable[[Tables], Figure]
-    #: tables read from committed session folders whatever the store (the real systems' panel
-    #: of Fig. 6: paper.real_queue's sessions, results/real/), added to the computed ones
+    #: tables read from committed session folders whatever the store (the real systems' panels
+    #: of Fig. 6, 7 and 10(a): paper.real_queue's sessions, results/real/), added to the
+    #: computed ones
     committed: Callable[[], Tables] | None = None
 
     @property
@@ -78,10 +80,15 @@ def _fig6(uri: str) -> Tables:
     return {"fig6": runs[cols]}
 
 
-def _fig6_real() -> Tables:
-    """The real systems' panel: the queue's finished sessions (paper.real_queue), not MLflow."""
-    real = session_table()
-    return {} if real.empty else {"fig6_real": real}
+def _real(figure: str) -> Callable[[], Tables]:
+    """A figure's real systems' panel: its queue's finished sessions (paper.real_queue,
+    ``results/real/<figure>/``), not MLflow; none until one has finished."""
+
+    def sessions() -> Tables:
+        real = session_table(REAL_FIGURES[figure].results_dir)
+        return {} if real.empty else {f"{figure}_real": real}
+
+    return sessions
 
 
 def _fig10b(uri: str) -> Tables:
@@ -135,10 +142,14 @@ FIGURES: dict[str, FigureSpec] = {
         ("fig6",),
         _fig6,
         lambda t: fig6_figure(t["fig6"], t.get("fig6_real")),
-        committed=_fig6_real,
+        committed=_real("fig6"),
     ),
     "fig7": FigureSpec(
-        "fig7", ("fig7",), tables.fig7_tables, lambda t: plots.fig7_expert(t["fig7"])
+        "fig7",
+        ("fig7",),
+        tables.fig7_tables,
+        lambda t: fig7_figure(t["fig7"], t.get("fig7_real")),
+        committed=_real("fig7"),
     ),
     "fig8": FigureSpec(
         "fig8",
@@ -156,7 +167,8 @@ FIGURES: dict[str, FigureSpec] = {
         "fig10a",
         ("fig10a",),
         tables.fig10a_tables,
-        lambda t: plots.fig10a_improvement(t["fig10a"]),
+        lambda t: fig10a_figure(t["fig10a"], t.get("fig10a_real")),
+        committed=_real("fig10a"),
     ),
     "fig10b": FigureSpec("fig10b", ("fig10b",), _fig10b, lambda t: plots.fig10b_time(t["fig10b"])),
 }

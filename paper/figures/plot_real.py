@@ -1,7 +1,9 @@
-"""The real systems' panel of Fig. 6: confirmed improvement per system and tuner, with each
-system's default noise, drawn beside (never into) the surrogate panel."""
+"""The real systems' panels of Fig. 6, Fig. 7 and Fig. 10(a): confirmed improvement per system
+and tuner, with each system's default noise, drawn beside (never into) the surrogate panel."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import matplotlib.axes
 import pandas as pd
@@ -9,49 +11,81 @@ from matplotlib.figure import Figure
 
 from paper.figures.plots import (
     FIG6_ORDER,
+    FIG7_ORDER,
     caption,
     fig6_bars,
-    fig6_improvement,
     fig6_width,
+    fig7_bars,
+    fig10a_bars,
     grouped_bars,
     require_columns,
 )
 from paper.real_panel import pooled_rsd
 
-__all__ = ["fig6_figure", "real_panel", "real_panels"]
+__all__ = ["beside_real", "fig6_figure", "fig7_figure", "fig10a_figure", "real_panel"]
+
+#: draws the surrogate/synthetic panel on an axes and returns its caption lines
+PanelDrawer = Callable[[matplotlib.axes.Axes], list[str]]
 
 
 def fig6_figure(df: pd.DataFrame, real: pd.DataFrame | None = None) -> Figure:
     """Fig. 6: the surrogate panel, and with ``real`` (one row per real-system session,
-    :mod:`paper.real_panel`) the real systems' panel beside it, never mixed into it."""
+    :mod:`paper.real_panel`) the real systems' panel beside it."""
+    return beside_real(lambda ax: fig6_bars(ax, df), fig6_width(df), real, FIG6_ORDER, "fig6")
+
+
+def fig7_figure(df: pd.DataFrame, real: pd.DataFrame | None = None) -> Figure:
+    """Fig. 7: the MySQL surrogates' panel, and the real TPC-C sessions' panel beside it."""
+    return beside_real(lambda ax: fig7_bars(ax, df), 6.0, real, FIG7_ORDER, "fig7")
+
+
+def fig10a_figure(df: pd.DataFrame, real: pd.DataFrame | None = None) -> Figure:
+    """Fig. 10(a): the 30-knob surrogate panel, and the real 30-knob TPC-C panel beside it."""
+    return beside_real(lambda ax: fig10a_bars(ax, df), 6.0, real, FIG6_ORDER, "fig10a")
+
+
+def beside_real(
+    draw: PanelDrawer, width: float, real: pd.DataFrame | None, order: list[str], name: str
+) -> Figure:
+    """One figure of ``width`` inches drawn by ``draw``; with real sessions, a second axes of
+    them to its right. Two axes because a surrogate's best value and a real session's
+    confirmed improvement are different measurements: one axis would invite comparing them."""
     if real is None or real.empty:
-        return fig6_improvement(df)
-    width, real_width = fig6_width(df), max(5.0, 1.1 * real_panels(real) + 2)
+        fig = Figure(figsize=(width, 4.5))
+        caption(fig, draw(fig.subplots()))
+        return fig
+    groups = int(real[["system", "workload"]].drop_duplicates().shape[0])
+    real_width = max(5.0, 1.1 * groups + 2)
     fig = Figure(figsize=(width + real_width, 4.5))
     ax, real_ax = fig.subplots(1, 2, width_ratios=[width, real_width])
-    caption(fig, fig6_bars(ax, df) + real_panel(real_ax, real))
+    caption(fig, draw(ax) + real_panel(real_ax, real, order, f"{name}_real"))
     return fig
 
 
-def real_panels(df: pd.DataFrame) -> int:
-    """How many system/workload groups the real panel has."""
-    return int(df[["system", "workload"]].drop_duplicates().shape[0])
-
-
-def real_panel(ax: matplotlib.axes.Axes, df: pd.DataFrame) -> list[str]:
-    """Draw the sessions of ``df`` (system, workload, tuner, seed, improvement, default_rsd)
-    on ``ax``; return the caption lines (gaps, each system's default noise)."""
+def real_panel(
+    ax: matplotlib.axes.Axes,
+    df: pd.DataFrame,
+    order: list[str] = FIG6_ORDER,
+    name: str = "fig6_real",
+) -> list[str]:
+    """Draw the sessions of ``df`` (system, workload, tuner, seed, improvement, default_rsd,
+    tests) on ``ax``, tuners in ``order``; return the caption lines (gaps, each system's
+    default noise)."""
     require_columns(
-        df, ("system", "workload", "tuner", "seed", "improvement", "default_rsd"), "fig6_real"
+        df, ("system", "workload", "tuner", "seed", "improvement", "default_rsd", "tests"), name
     )
     data = df.assign(
         panel=df["system"] + "/" + df["workload"], improvement_pct=100.0 * df["improvement"]
     )
-    # The legend goes in a strip above the tallest whisker, so that it never hides a bar.
-    strip = {"loc": "upper center", "ncol": 4, "frameon": False}
-    gaps = grouped_bars(ax, data, "panel", "tuner", "improvement_pct", FIG6_ORDER, strip)
+    # The legend goes in a strip above the tallest whisker, so that it never hides a bar; at
+    # most 4 entries a row, fewer when more rows keep the strip inside the axes' width.
+    tuners = data["tuner"].nunique()
+    columns = 4 if tuners <= 4 else 3
+    rows = -(-tuners // columns)
+    strip = {"loc": "upper center", "ncol": columns, "frameon": False}
+    gaps = grouped_bars(ax, data, "panel", "tuner", "improvement_pct", order, strip)
     low, high = ax.get_ylim()
-    ax.set_ylim(low, high + 0.25 * (high - low))
+    ax.set_ylim(low, high + 0.2 * (rows + 0.25) * (high - low))
     ax.axhline(0.0, color="black", linewidth=0.6)
     ax.set_ylabel("confirmed improvement over default (%)")
     seeds = data.groupby(["panel", "tuner"])["seed"].nunique()
@@ -59,8 +93,22 @@ def real_panel(ax: matplotlib.axes.Axes, df: pd.DataFrame) -> list[str]:
     ax.set_title(f"real systems: mean of {span} seeds (whiskers: min-max)", fontsize=10)
     noise = data.groupby("panel")["default_rsd"].apply(pooled_rsd)
     gaps.append(
-        "real systems: the answer re-measured 3x against the default 3x after 100 tests; "
-        "default noise (relative sd of its re-measurements): "
+        f"real systems: the answer re-measured 3x against the default 3x after {_budgets(data)}"
+    )
+    gaps.append(
+        "real systems' default noise (relative sd of its re-measurements): "
         + ", ".join(f"{p} {100 * v:.0f}%" for p, v in noise.items())
     )
     return gaps
+
+
+def _budgets(data: pd.DataFrame) -> str:
+    """How many tests the sessions ran: "100 tests", or per group of tuners when they differ
+    (Fig. 7's expert settings are one test after the default)."""
+    per_tuner = data.groupby("tuner")["tests"].max()
+    counts = sorted(set(per_tuner))
+    if len(counts) == 1:
+        return f"{counts[0]} tests"
+    return " or ".join(
+        f"{n} tests ({', '.join(t for t, c in per_tuner.items() if c == n)})" for n in counts
+    )

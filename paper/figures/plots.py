@@ -25,8 +25,10 @@ __all__ = [
     "fig3_initial",
     "fig5_classifiers",
     "fig6_improvement",
+    "fig7_bars",
     "fig7_expert",
     "fig9_induction",
+    "fig10a_bars",
     "fig10a_improvement",
     "fig10b_time",
     "grouped_bars",
@@ -333,22 +335,22 @@ def fig3_initial(runs: pd.DataFrame, curves: pd.DataFrame | None = None) -> Figu
 
 def fig10a_improvement(df: pd.DataFrame) -> Figure:
     """Fig. 10(a): improvement over default with 30 knobs (columns system, tuner,
-    improvement), mean of seeds."""
-    require_columns(df, ("system", "tuner", "improvement"), "fig10a")
+    improvement), mean of seeds. With the real systems' panel beside it:
+    :func:`paper.figures.plot_real.fig10a_figure`."""
     fig = Figure(figsize=(6, 4))
-    ax = fig.subplots()
+    caption(fig, fig10a_bars(fig.subplots(), df))
+    return fig
+
+
+def fig10a_bars(ax: matplotlib.axes.Axes, df: pd.DataFrame) -> list[str]:
+    """Draw the surrogate/synthetic Fig. 10(a) panel on ``ax``; return its caption lines."""
+    require_columns(df, ("system", "tuner", "improvement"), "fig10a")
     gaps = grouped_bars(
-        ax,
-        df.assign(pct=100.0 * df["improvement"]),
-        "system",
-        "tuner",
-        "pct",
-        ["classytune_paper", "classytune", "bestconfig", "gpbo", "gpbo_paper"],
+        ax, df.assign(pct=100.0 * df["improvement"]), "system", "tuner", "pct", FIG6_ORDER
     )
     ax.set_ylabel("improvement over default (%)")
     ax.set_title("Fig. 10(a): 30 knobs, 100 tests (whiskers: min-max)", fontsize=10)
-    caption(fig, gaps)
-    return fig
+    return gaps
 
 
 FIG7_ORDER = [
@@ -364,19 +366,24 @@ FIG7_ORDER = [
 
 
 def fig7_expert(df: pd.DataFrame) -> Figure:
-    """Fig. 7: best value per tuner (columns system, tuner, best_value), the default as its own
-    bar, normalised to the default (the paper normalises to the manual setting; its ratios
-    were lost)."""
+    """Fig. 7 on the surrogates alone; with the real TPC-C panel beside it:
+    :func:`paper.figures.plot_real.fig7_figure`."""
+    fig = Figure(figsize=(6, 4))
+    caption(fig, fig7_bars(fig.subplots(), df))
+    return fig
+
+
+def fig7_bars(ax: matplotlib.axes.Axes, df: pd.DataFrame) -> list[str]:
+    """Draw Fig. 7's surrogate panel on ``ax``: best value per tuner (columns system, tuner,
+    best_value), the default as its own bar, normalised to the default (the paper normalises
+    to the manual setting; its ratios were lost). Returns its caption lines."""
     require_columns(df, ("system", "tuner", "best_value"), "fig7")
     default = df[df["tuner"] == "default"].groupby("system")["best_value"].mean()
     data = df.assign(ratio=df["best_value"] / df["system"].map(default))
-    fig = Figure(figsize=(6, 4))
-    ax = fig.subplots()
     gaps = grouped_bars(ax, data, "system", "tuner", "ratio", FIG7_ORDER)
     ax.axhline(1.0, color="grey", linewidth=1, linestyle="--")
     ax.set_ylabel("best throughput / default")
     ax.set_title(
         "Fig. 7 on MySQL surrogates: expert settings (1 test) vs tuners (100 tests)", fontsize=10
     )
-    caption(fig, gaps)
-    return fig
+    return gaps
