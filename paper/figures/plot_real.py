@@ -78,9 +78,9 @@ def real_panel(
         panel=df["system"] + "/" + df["workload"], improvement_pct=100.0 * df["improvement"]
     )
     # The legend goes in a strip above the tallest whisker, so that it never hides a bar; at
-    # most 4 entries a row, fewer when more rows keep the strip inside the axes' width.
+    # most 3 entries a row: 4 long names such as "classytune_paper" overflow the axes' width.
     tuners = data["tuner"].nunique()
-    columns = 4 if tuners <= 4 else 3
+    columns = min(tuners, 3)
     rows = -(-tuners // columns)
     strip = {"loc": "upper center", "ncol": columns, "frameon": False}
     gaps = grouped_bars(ax, data, "panel", "tuner", "improvement_pct", order, strip)
