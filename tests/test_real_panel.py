@@ -529,6 +529,25 @@ def test_fig7s_real_panel_keeps_the_tuners_colours_and_states_each_budget():
     assert len(fig7_figure(surrogate, None).axes) == 1
 
 
+def test_the_real_panels_legend_stays_inside_its_axes_with_four_long_tuner_names():
+    """Fig. 10(a)'s four tuners ("classytune_paper", "gpbo_paper") in one legend row ran past
+    the axes' left edge."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from paper.figures.plot_real import fig10a_figure
+
+    tuners = ("classytune_paper", "classytune", "bestconfig", "gpbo_paper")
+    surrogate = pd.DataFrame({"system": "synthetic30", "tuner": list(tuners), "improvement": 0.5})
+    real = _table([(t, 0, 0.1, 0.1) for t in tuners])
+    fig = fig10a_figure(surrogate, real)
+    FigureCanvasAgg(fig).draw()
+    real_ax = fig.axes[1]
+    strip = real_ax.get_legend()
+    assert strip is not None
+    legend, box = strip.get_window_extent(), real_ax.get_window_extent()
+    assert box.x0 <= legend.x0 and legend.x1 <= box.x1
+
+
 def test_every_queued_session_of_every_figure_composes(compose_cfg):
     """A typo in a row's cuts or a tuner's overrides ends a queue hours in; here it fails now."""
     from hydra.utils import instantiate
