@@ -30,6 +30,12 @@ from harness.session_options import SessionPolicy
 from harness.space import Config
 from harness.store import SampleStore, Store
 from harness.store_memory import MemoryStore
+from harness.stored_config import (
+    check_stored_targets,
+    command_line_config_dirs,
+    refuse_links,
+    results_dir_of,
+)
 from harness.system import System, Workload
 from harness.tracking import NullTracker, Tracker, make_tracker, redact_uri, take_credentials
 from harness.tuner import tuner_name_of
@@ -200,12 +206,27 @@ def _results_dir(cfg: DictConfig) -> Path:
     return ensure_results_dir(Path(cfg.results_dir))
 
 
+def _is_tracking(key: str) -> bool:
+    return key == "tracking" or key.startswith("tracking.")
+
+
 def load_resumed_config(resume: str) -> DictConfig:
-    """The stored config of the session in folder ``resume``."""
-    store = SampleStore(resume)
-    meta = store.read_meta()
-    cfg = OmegaConf.create(meta["config"])
+    """The stored config of the session in folder ``resume``, checked as data: only targets
+    this project (or a ``--config-dir`` on this command line) builds, and its results folder
+    is the one that holds the session (:mod:`harness.stored_config`)."""
+    folder = Path(resume)
+    refuse_links(folder)
+    meta = SampleStore(folder).read_meta()
+    config = meta.get("config")
+    if not isinstance(config, dict):
+        raise ConfigError(
+            f"{folder / 'session.json'} holds no composed config; only sessions started by "
+            "python -m harness or harness.api.run can be resumed"
+        )
+    cfg = OmegaConf.create(config)
     assert isinstance(cfg, DictConfig)
+    check_stored_targets(cfg, folder / "session.json", command_line_config_dirs())
+    cfg.results_dir = str(results_dir_of(folder))
     return cfg
 
 
@@ -237,7 +258,7 @@ def build_session(
                 f"{given.results_dir}; resume without results_dir="
             )
         # what a resume may change: how it reports and where it logs, not what it measures
-        if any(k == "tracking" or k.startswith("tracking.") for k in keys_given):
+        if any(_is_tracking(k) for k in keys_given):
             cfg.tracking = given.tracking
         for key in ("progress", "keep_workdir", "confirm"):
             if f"session.{key}" in keys_given:
@@ -280,7 +301,7 @@ def build_session(
     meta: dict[str, Any] | None = None
     if resume_dir:
         existing = SampleStore(resume_dir)
-        session_id = validate_session_name(str(existing.read_meta()["session_id"]))
+        session_id = validate_session_name(str(existing.read_meta().get("session_id", "")))
         existing.lock()  # before anything is written: a running session keeps its folder
         if budget_override is not None:
             existing.update_meta(config=OmegaConf.to_container(cfg, resolve=False))
@@ -310,6 +331,9 @@ def build_session(
             },
             artifact_root=results / "mlartifacts",
         )
+        # what defined the system and workload, for the export's "measure it again" command
+        # (tracking is left out: a URI may carry credentials)
+        meta["overrides"] = [o for o in overrides or [] if not _is_tracking(override_key(o))]
     return assemble_session(
         tuner_factory,
         system,

@@ -39,7 +39,8 @@ from harness.errors import ConfigError, HarnessError
 from harness.records import Observation
 from harness.session_options import SessionResult, this_python
 from harness.space import Config, Space, Value
-from harness.store import SampleStore
+from harness.store import SampleStore, atomic_write
+from harness.stored_config import check_stored_targets, refuse_links
 from harness.system import System
 
 __all__ = [
@@ -137,12 +138,18 @@ def has_native_files(cfg: DictConfig) -> bool:
 
 
 def export_session(
-    folder: str | Path, fmt: Format = "native", out: str | Path | None = None
+    folder: str | Path,
+    fmt: Format = "native",
+    out: str | Path | None = None,
+    config_dirs: Sequence[str | Path] = (),
 ) -> ExportResult:
-    """Export the best test of the session in ``folder`` (see the module docstring)."""
+    """Export the best test of the session in ``folder`` (see the module docstring); its
+    stored config builds only targets this project or ``config_dirs`` name
+    (:mod:`harness.stored_config`)."""
     path = Path(folder)
     if not path.is_dir():
         raise ConfigError(f"{path} is not a session folder; pass results/sessions/<session-id>")
+    refuse_links(path)
     store = SampleStore(path)
     meta = store.read_meta()
     if not isinstance(meta.get("config"), dict):
@@ -162,6 +169,7 @@ def export_session(
         )
     cfg = OmegaConf.create(meta["config"])
     assert isinstance(cfg, DictConfig)
+    check_stored_targets(cfg, path / "session.json", config_dirs)
     session_id = str(meta.get("session_id", path.name))
     note = f"session {session_id}, trial {best.trial} of {len(observations)}"
     system = build_adapter(cfg) if fmt == "native" and has_native_files(cfg) else None
@@ -175,7 +183,17 @@ def export_session(
     )
     lines, _ = overrides(best.config)
     picks = [f"system={cfg.system.name}", f"workload={cfg.workload.get('name', 'default')}"]
-    result.command = shlex.join([this_python(), "-m", "harness", *picks, *lines, "budget=1"])
+    stored = meta.get("overrides")
+    if not isinstance(stored, list):
+        stored = []
+        result.notes.append(
+            "this session predates recorded overrides: add the ones it ran with (dataset.*, "
+            "system.adapter.*, workload.*) to the command below"
+        )
+    kept = _repeated_overrides(stored)
+    result.command = shlex.join(
+        [this_python(), "-m", "harness", *picks, *kept, *lines, "budget=1"]
+    )
     if system is None and fmt == "native":
         result.notes.append(f"system {cfg.system.name!r} has no configuration files of its own")
     return result
@@ -208,11 +226,13 @@ def export_config(
     lines, skipped = overrides(config)
     texts[OVERRIDES_FILE] = "".join(f"{line}\n" for line in lines)
     result = ExportResult(out, notes=[f"no Hydra override can pin knob {k!r}" for k in skipped])
+    if out.is_symlink():
+        raise ConfigError(f"{out} is a symbolic link; pass --out <a folder of your own>")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(mode=0o700, parents=True, exist_ok=True)
         for name, text in texts.items():
             target = out / name
-            target.write_text(text, encoding="utf-8")
+            atomic_write(target, text)  # 0600, and a link planted at target is replaced
             result.files.append(target)
     except OSError as exc:
         raise ConfigError(
@@ -336,6 +356,34 @@ def overrides(config: Config) -> tuple[list[str], list[str]]:
     return lines, skipped
 
 
+#: Overrides of a session the re-measure command does not repeat: the search and the session's
+#: identity (by key or key prefix), the group picks it writes itself, and the knobs it pins.
+_NOT_REPEATED = ("tuner", "budget", "resume", "session", "hydra", "system.fixed")
+_PICKS = ("system", "workload")
+
+
+def _repeated_overrides(stored: list[Any]) -> list[str]:
+    """The stored command-line overrides that define the system and workload measured, as
+    Hydra parses them (a stored list is data: anything else, and any ``_target_``, is left
+    out)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    kept = []
+    for text in stored:
+        if not isinstance(text, str):
+            continue
+        try:
+            key = parser.parse_override(text).key_or_group
+        except Exception:  # Hydra's grammar errors: not an override
+            continue
+        dropped = key in _PICKS or "_target_" in key
+        if dropped or any(key == k or key.startswith(f"{k}.") for k in _NOT_REPEATED):
+            continue
+        kept.append(text)
+    return kept
+
+
 # -- the command line ----------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m harness.export``: 0 written, 2 bad input (one line on stderr)."""
@@ -347,9 +395,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("session", help="the session folder, results/sessions/<session-id>")
     parser.add_argument("--format", choices=FORMATS, default="native")
     parser.add_argument("--out", help="output folder (default: <session>/export/)")
+    parser.add_argument(
+        "--config-dir",
+        action="append",
+        default=[],
+        help="a config folder of your own whose _target_s the stored config may build "
+        "(as given to python -m harness --config-dir); repeatable",
+    )
     args = parser.parse_args(argv)
     try:
-        result = export_session(args.session, args.format, args.out)
+        result = export_session(args.session, args.format, args.out, args.config_dir)
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

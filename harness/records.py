@@ -68,17 +68,43 @@ class Observation:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Observation:
+        """The observation a stored record holds (ValueError, KeyError or TypeError for a
+        record that is not one: a store is data, so every field is checked for its type)."""
+        config = data["config"]
+        if not isinstance(config, dict) or not all(map(_is_value, config.values())):
+            raise ValueError("config must map knob names to numbers, booleans or text")
+        score = data["score"]
         return cls(
             trial=int(data["trial"]),
-            config=dict(data["config"]),
+            config=dict(config),
             status=Status(data["status"]),
-            score=data["score"],
-            metrics={k: float(v) for k, v in data.get("metrics", {}).items()},
-            duration_s=float(data.get("duration_s", 0.0)),
+            score=None if score is None else _float(score),
+            metrics={str(k): _float(v) for k, v in dict(data.get("metrics", {})).items()},
+            duration_s=_float(data.get("duration_s", 0.0)),
             is_default=bool(data.get("is_default", False)),
             message=str(data.get("message", "")),
             extra=dict(data.get("extra", {})),
         )
+
+
+def _float(value: Any) -> float:
+    """A stored number as a float (ValueError for text or an integer beyond a float's range,
+    such as 10**400, instead of an OverflowError deep in a later sum)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{str(value)[:40]!r} is not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{str(value)[:20]}... is too large for a number") from None
+
+
+def _is_value(value: Any) -> bool:
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            float(value)  # every encoding of a knob value goes through a float
+        except OverflowError:
+            return False
+    return isinstance(value, bool | int | float | str)
 
 
 def config_key(config: Config) -> str:

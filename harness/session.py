@@ -48,7 +48,7 @@ from harness.session_pool import PoolLoop
 from harness.session_references import ReferenceRuns
 from harness.signals import SignalGuard, exported
 from harness.space import Config
-from harness.store import Store
+from harness.store import Store, atomic_write
 from harness.system import System, Workload
 from harness.tracker import Tracker
 from harness.trial import run_test
@@ -168,7 +168,7 @@ class Session(ReferenceRuns, PoolLoop):
             trace = self.store.directory / "error.log"
             if self.store.persistent:
                 with contextlib.suppress(OSError):
-                    trace.write_text(traceback.format_exc())
+                    atomic_write(trace, traceback.format_exc())
             else:
                 log.error("%s", traceback.format_exc())
             message = (
@@ -357,6 +357,8 @@ class Session(ReferenceRuns, PoolLoop):
 
     def _tuned_space(self) -> Any:
         free = [name for name in self.system.space.names if name not in self.fixed]
+        if not free:  # every knob pinned (an export's "measure it again"): whatever the tuner
+            return self.system.space  # proposes, the pins override, so each test measures them
         return self.system.space.subspace(free)
 
     # -- tracking and the end ---------------------------------------------------------------

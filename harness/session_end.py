@@ -13,7 +13,7 @@ from harness import tracking_keys as keys
 from harness.confirm import confirmation
 from harness.errors import StoreError
 from harness.session_options import SessionResult
-from harness.store import Store
+from harness.store import Store, atomic_write
 from harness.tuner import Tuner
 
 log = logging.getLogger(__name__)
@@ -46,10 +46,11 @@ def write_session_outputs(
     if crashed:
         logs = store.directory / "crash_logs.txt"
         try:
-            logs.write_text(
+            atomic_write(
+                logs,
                 "\n\n".join(
                     f"== trial {o.trial}: {o.message}\n{o.extra['log_tail']}" for o in crashed
-                )
+                ),
             )
             artifacts[keys.ARTIFACT_LOGS] = logs
         except OSError as exc:

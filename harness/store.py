@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from harness.errors import StoreError
 from harness.records import Observation
 
-__all__ = ["SampleStore", "Store", "export_csv"]
+__all__ = ["SampleStore", "Store", "atomic_write", "export_csv", "spreadsheet_safe"]
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ class SampleStore:
     def read_meta(self) -> dict[str, Any]:
         path = self.directory / SESSION_FILE
         try:
-            return dict(json.loads(path.read_text()))
+            meta = json.loads(path.read_text())
         except FileNotFoundError:
             raise StoreError(
                 f"no session in {self.directory} (missing {SESSION_FILE}); "
@@ -158,10 +158,16 @@ class SampleStore:
             ) from None
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot read {path}: {exc}") from None
+        if not isinstance(meta, dict):
+            raise StoreError(
+                f"{path} holds a JSON {type(meta).__name__}, not a session record; pass a "
+                "session folder the harness wrote"
+            )
+        return meta
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         try:
-            _atomic_write(self.directory / SESSION_FILE, json.dumps(meta, indent=2, default=str))
+            atomic_write(self.directory / SESSION_FILE, json.dumps(meta, indent=2, default=str))
         except OSError as exc:
             raise StoreError(
                 f"cannot write {self.directory / SESSION_FILE}: {exc.strerror}; "
@@ -179,7 +185,8 @@ class SampleStore:
         path = self.directory / (REFERENCES_FILE if reference else OBSERVATIONS_FILE)
         line = json.dumps(observation.to_json(), default=_json_default) + "\n"
         try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW  # never a planted link
+            descriptor = os.open(path, flags, 0o600)
             with open(descriptor, "a", encoding="utf-8") as handle:
                 handle.write(line)
                 handle.flush()
@@ -251,7 +258,7 @@ def export_csv(observations: Iterable[Observation], path: str | Path) -> None:
     ]
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(header)
+    writer.writerow([spreadsheet_safe(name) for name in header])
     for obs in rows:
         writer.writerow(
             [
@@ -260,18 +267,31 @@ def export_csv(observations: Iterable[Observation], path: str | Path) -> None:
                 obs.is_default,
                 "" if obs.score is None else obs.score,
                 f"{obs.duration_s:.3f}",
-                *(obs.config.get(k, "") for k in knobs),
+                *(spreadsheet_safe(obs.config.get(k, "")) for k in knobs),
                 *(obs.metrics.get(m, "") for m in metrics),
-                obs.message,
+                spreadsheet_safe(obs.message),
             ]
         )
     try:
-        _atomic_write(Path(path), buffer.getvalue())
+        atomic_write(Path(path), buffer.getvalue())
     except OSError as exc:
         raise StoreError(
             f"cannot write {path}: {exc.strerror}; free some disk space (the "
             "tests are kept in observations.jsonl)"
         ) from None
+
+
+#: What a spreadsheet reads as the start of a formula (OWASP's CSV injection list).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: Any) -> Any:
+    """``cell`` for a CSV a person may open in a spreadsheet: text that a spreadsheet would
+    run as a formula (``=HYPERLINK(...)``, ``@SUM``, ``-2+3``) gets a leading ``'``; numbers,
+    booleans and other text are written as they are."""
+    if isinstance(cell, str) and cell.startswith(_FORMULA_START):
+        return "'" + cell
+    return cell
 
 
 def _json_default(value: Any) -> Any:
@@ -280,15 +300,20 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     """Replace ``path`` by ``text``: new file, fsync, rename, fsync of the folder.
 
     At every instant ``path`` holds either its old or its new content (never a prefix).
     """
-    # One fixed name: a write killed half-way leaves a temporary file the next write reuses.
+    # One fixed name: a write killed half-way leaves a temporary file the next write removes.
+    # Removed and created exclusively, never opened as found: a planted symlink there would
+    # otherwise be written through (the rename below replaces a link at ``path`` itself).
     temporary = path.with_name(f".{path.name}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
     try:
-        with open(temporary, "w", encoding="utf-8") as handle:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        with open(os.open(temporary, flags, 0o600), "w", encoding="utf-8") as handle:
             os.fchmod(handle.fileno(), 0o600)
             handle.write(text)
             handle.flush()
@@ -313,7 +338,7 @@ def _fsync_folder(folder: Path) -> None:
 def _drop_torn_tail(path: Path, keep: str) -> None:
     """Repair a store whose last line is torn, atomically (see :func:`_atomic_write`)."""
     try:
-        _atomic_write(path, keep)
+        atomic_write(path, keep)
     except OSError as exc:
         raise StoreError(
             f"cannot repair {path}: {exc.strerror}; free some disk space and resume again"
