@@ -13,6 +13,9 @@ verdicts cannot be trusted. Agreement with the true surface on the synthetic sys
 ``python scripts/analyze_agreement.py`` (classytune/README.md).
 
 Prints a table and writes a plot (``knob_influence.png`` in the directory, or ``--out``).
+Only XGBoost's JSON model is reloaded (:mod:`classytune.model_io` never loads a pickle); the
+model of any other classifier is refitted from ``samples.json``, and the output says so in
+one line.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,13 +34,14 @@ from classytune.classifiers import CLASSIFIERS, feature_importances, resolve
 from classytune.comparator import Comparator
 from classytune.influence import Calibration, Direction, KnobInfluence, influence
 from classytune.model_io import Artifacts, load_artifacts
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 
 __all__ = [
     "comparator_of",
     "format_table",
     "knob_influence",
     "main",
+    "model_of",
     "plot_influence",
     "trust_line",
 ]
@@ -52,8 +57,20 @@ AGREEMENT_NOTE = (
 )
 
 
+def model_of(art: Artifacts) -> Any:
+    """The session's classifier: the saved XGBoost model, else (no reloadable model is saved
+    for other classifiers) one refitted on the samples with the session's settings."""
+    if art.model is None:
+        seed = art.settings.get("tuner", {}).get("seed", 0)
+        rng = np.random.default_rng(seed if isinstance(seed, int) else 0)
+        art.model, _ = comparator_of(art).fit(art.points, art.scores, rng)
+        if art.model is None:
+            raise ConfigError(f"{art.directory}: fewer than two distinct scores, no classifier")
+    return art.model
+
+
 def importances(art: Artifacts) -> np.ndarray | None:
-    values = feature_importances(art.model)
+    values = feature_importances(model_of(art))
     if values is None:
         return None
     if values.size == 2 * art.space.dim:  # concat induction: [Xa columns, Xb columns]
@@ -65,16 +82,21 @@ def comparator_of(art: Artifacts) -> Comparator:
     """The session's comparator (induction, bits, classifier and its options, ties)."""
     tuner = art.settings.get("tuner", {})
     name = str(art.settings.get("classifier") or tuner.get("classifier") or "xgboost")
-    options = json.loads(tuner.get("classifier_options") or "{}")
-    factory = resolve(name) if name in CLASSIFIERS else resolve("xgboost")
-    return Comparator(
-        art.space,
-        induction=art.settings["induction"],
-        bits=int(art.settings["bits"]),
-        classifier=functools.partial(factory, **options) if options else factory,
-        ties=str(tuner.get("ties", "skip")),
-        max_pairs=int(tuner.get("max_pairs") or 0) or None,
-    )
+    try:
+        options = json.loads(tuner.get("classifier_options") or "{}")
+        factory = resolve(name) if name in CLASSIFIERS else resolve("xgboost")
+        return Comparator(
+            art.space,
+            induction=art.settings["induction"],
+            bits=int(art.settings["bits"]),
+            classifier=functools.partial(factory, **options) if options else factory,
+            ties=str(tuner.get("ties", "skip")),
+            max_pairs=int(tuner.get("max_pairs") or 0) or None,
+        )
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(
+            f"{art.directory}: the saved comparator settings are invalid ({exc})"
+        ) from None
 
 
 def knob_influence(
@@ -182,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         art = load_artifacts(args.directory)
+        if art.note:
+            print(f"note: {art.note}")
         rows, calibration = knob_influence(art, max(args.probes, 1), max(args.members, 2))
         out = args.out or art.directory / "knob_influence.png"
         plot_influence(rows, out)

@@ -6,12 +6,18 @@ A directory written by :func:`save_artifacts` holds:
   entries, so the space can be rebuilt without the system), induction method and bit depth,
   classifier name (``xgboost``, ... or a factory's ``module.name``) and model file, the best
   trial, the per-round log;
-* ``classifier.json`` (XGBoost's own JSON model format) or ``classifier.joblib`` (any other);
-  absent when no model could be trained (fewer than two distinct scores);
+* ``classifier.json``: XGBoost's own JSON model format, the only model file written or read;
+  absent when no model could be trained (fewer than two distinct scores) and for every other
+  classifier, which :mod:`classytune.analyze` refits from the samples;
 * ``samples.csv`` (one row per test: trial, status, score, imputed score, encoded point
-  ``u.<knob>`` and value ``config.<knob>``) and ``samples.json`` (the same as arrays).
+  ``u.<knob>`` and value ``config.<knob>``; a text cell a spreadsheet would run as a formula
+  gets a leading ``'``) and ``samples.json`` (the same as arrays).
 
-:func:`load_artifacts` reads it back for :mod:`classytune.analyze`.
+:func:`load_artifacts` reads it back for :mod:`classytune.analyze`. An artifact folder is
+data that may come from someone else, so nothing in it is deserialised into code: no pickle
+or joblib file is ever loaded (a scikit-learn model cannot be saved without one, hence the
+refit), the model file must be exactly ``classifier.json`` inside the folder (not a symbolic
+link, not a path ``settings.json`` names), and malformed JSON is one ConfigError line.
 """
 
 from __future__ import annotations
@@ -28,10 +34,15 @@ from harness.errors import ConfigError
 from harness.space import Knob, Space, knob_from_dict
 from harness.tuner import Tuner
 
-__all__ = ["FORMAT", "SETTINGS", "Artifacts", "load_artifacts", "save_artifacts"]
+__all__ = ["FORMAT", "MODEL_FILE", "SETTINGS", "Artifacts", "load_artifacts", "save_artifacts"]
 
 FORMAT = 1
 SETTINGS = "settings.json"
+MODEL_FILE = "classifier.json"
+#: The name older versions gave a pickled (joblib) model: recognised, never loaded.
+_PICKLED_MODEL = "classifier.joblib"
+#: Text cells starting with these run as formulas in spreadsheets (CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _knob_entry(knob: Knob) -> dict[str, Any]:
@@ -82,13 +93,8 @@ def save_artifacts(
         from xgboost import XGBClassifier
 
         if isinstance(model, XGBClassifier):  # XGBoost's own, version-stable JSON format
-            model_file = "classifier.json"
+            model_file = MODEL_FILE
             model.save_model(str(directory / model_file))
-        else:
-            import joblib
-
-            model_file = "classifier.joblib"
-            joblib.dump(model, directory / model_file)
     best = tuner.best()
     settings = {
         "format": FORMAT,
@@ -131,9 +137,21 @@ def save_artifacts(
                     obs.score,
                     imputed,
                     *point,
-                    *(obs.config[n] for n in space.names),
+                    *(_csv_cell(obs.config[n]) for n in space.names),
                 ]
             )
+
+
+def _csv_cell(value: Any) -> Any:
+    """``value`` for a CSV cell: text a spreadsheet would run as a formula gets a leading
+    ``'`` (numbers, even negative ones, and text that reads as a number stay as they are)."""
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
 
 
 @dataclass
@@ -143,10 +161,11 @@ class Artifacts:
     directory: Path
     settings: dict[str, Any]
     space: Space
-    model: Any
+    model: Any  # None: not saved in a reloadable form (see ``note``); refit from the samples
     points: np.ndarray
     scores: np.ndarray
     configs: list[dict[str, Any]]
+    note: str = ""
 
     @property
     def best_index(self) -> int:
@@ -170,46 +189,112 @@ def load_artifacts(directory: str | Path) -> Artifacts:
             f"{directory} holds no {SETTINGS}; it is not a ClassyTune artifact "
             "directory (sessions run with tuner=classytune write one)"
         )
+    settings = _json_object(settings_path)
+    samples = _json_object(directory / "samples.json")
     try:
-        settings = json.loads(settings_path.read_text())
-        samples = json.loads((directory / "samples.json").read_text())
         # artifacts saved before the catalogues dropped their unused `restart` field carry it
         knobs = [{k: v for k, v in entry.items() if k != "restart"} for entry in settings["space"]]
         space = Space(tuple(knob_from_dict(k) for k in knobs))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"{directory}: unreadable ClassyTune artifacts ({exc})") from None
     if settings.get("format") != FORMAT:
         raise ConfigError(
             f"{directory}: artifact format {settings.get('format')!r}, this version reads {FORMAT}"
         )
+    _check_settings(directory, settings)
+    points, scores, configs = _samples(directory, samples, space)
+    model, note = _model(directory, settings)
+    return Artifacts(directory, settings, space, model, points, scores, configs, note)
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``; ConfigError (one line) if it is unreadable or not one."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path.parent}: unreadable ClassyTune artifacts ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path}: unreadable ClassyTune artifacts (a JSON {type(data).__name__}, "
+            "not an object)"
+        )
+    return data
+
+
+def _check_settings(directory: Path, settings: dict[str, Any]) -> None:
+    """The fields :mod:`classytune.analyze` uses have the types it expects."""
+    checks = {
+        "induction": isinstance(settings.get("induction"), str),
+        "bits": isinstance(settings.get("bits"), int) and not isinstance(settings["bits"], bool),
+        "tuner": isinstance(settings.get("tuner", {}), dict),
+        "classifier": isinstance(settings.get("classifier", ""), str | None),
+    }
+    bad = [name for name, ok in checks.items() if not ok]
+    if bad:
+        raise ConfigError(f"{directory}: {SETTINGS} has no valid {', '.join(bad)}")
+
+
+def _samples(
+    directory: Path, samples: dict[str, Any], space: Space
+) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    """(points, imputed scores, configurations) of ``samples.json``, checked for shape."""
+    try:
+        points = np.asarray(samples["points"], dtype=float).reshape(-1, space.dim)
+        scores = np.asarray(samples["imputed_score"], dtype=float)
+        configs = samples["configs"]
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ConfigError(f"{directory}: samples.json is not a samples table ({exc})") from None
+    ok = (
+        scores.ndim == 1
+        and isinstance(configs, list)
+        and len(points) == len(scores) == len(configs) > 0
+        and all(isinstance(c, dict) for c in configs)
+        and bool(np.isfinite(points).all() and np.isfinite(scores).all())
+    )
+    if not ok:
+        raise ConfigError(
+            f"{directory}: samples.json is not a samples table (points, imputed_score and "
+            "configs of one length, finite numbers)"
+        )
+    return points, scores, configs
+
+
+def _model(directory: Path, settings: dict[str, Any]) -> tuple[Any, str]:
+    """(the saved model or None, a note saying why it is None)."""
     model_file = settings.get("model_file")
-    if not model_file or not (directory / model_file).is_file():
+    classifier = settings.get("classifier") or "xgboost"
+    not_saved = (
+        f"the {classifier} classifier's model is not saved in a reloadable form (only "
+        "XGBoost's JSON model is; pickled models are never loaded): refitted from samples.json"
+    )
+    if model_file == _PICKLED_MODEL or (model_file is None and classifier != "xgboost"):
+        return None, not_saved
+    if model_file is None:
         raise ConfigError(
             f"{directory}: no trained classifier saved (the session had fewer "
-            "than two distinct scores, or the model file is missing)"
+            "than two distinct scores)"
         )
-    model = _load_model(directory / model_file)
-    return Artifacts(
-        directory,
-        settings,
-        space,
-        model,
-        np.asarray(samples["points"], dtype=float).reshape(-1, space.dim),
-        np.asarray(samples["imputed_score"], dtype=float),
-        samples["configs"],
-    )
+    if model_file != MODEL_FILE:
+        raise ConfigError(
+            f"{directory}: {SETTINGS} names the model file {str(model_file)[:80]!r}; only "
+            f"{MODEL_FILE} in the artifact folder is read"
+        )
+    return _load_model(directory, directory / MODEL_FILE), ""
 
 
-def _load_model(path: Path) -> Any:
+def _load_model(directory: Path, path: Path) -> Any:
+    """XGBoost's JSON model in ``path``, a regular file inside ``directory``."""
+    if path.is_symlink() or path.resolve().parent != directory.resolve():
+        raise ConfigError(f"{path}: a symbolic link; the model file must be in the folder")
+    if not path.is_file():
+        raise ConfigError(
+            f"{directory}: the model file {MODEL_FILE} is missing or not a regular file"
+        )
     try:
-        if path.suffix == ".json":
-            from xgboost import XGBClassifier
+        from xgboost import XGBClassifier
 
-            model = XGBClassifier()
-            model.load_model(str(path))
-            return model
-        import joblib
-
-        return joblib.load(path)
-    except Exception as exc:
+        model = XGBClassifier()
+        model.load_model(str(path))
+        return model
+    except Exception as exc:  # XGBoost raises its own XGBoostError and others
         raise ConfigError(f"{path}: cannot load the classifier ({exc})") from None

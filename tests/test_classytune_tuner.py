@@ -176,8 +176,9 @@ def test_artifacts_and_analyze_round_trip(
     assert art.settings["best_trial"] == tuner.best().trial  # type: ignore[union-attr]
     assert art.configs[art.best_index] == tuner.best().config  # type: ignore[union-attr]
     assert art.settings["classifier"] == classifier
-    model_file = "classifier.json" if classifier == "xgboost" else "classifier.joblib"
+    model_file = "classifier.json" if classifier == "xgboost" else None  # no pickle, ever
     assert art.settings["model_file"] == model_file
+    assert (art.model is None) == (classifier != "xgboost")
     rows, calibration = knob_influence(art, probes=4, members=3)
     assert [r.knob for r in rows] == tuner.space.names
     assert all(r.verdict in ("raise", "lower", "keep", "unsure", "no data") for r in rows)
@@ -185,6 +186,7 @@ def test_artifacts_and_analyze_round_trip(
     assert analyze_main([str(tmp_path / "artifacts"), "--probes", "4", "--members", "3"]) == 0
     out = capsys.readouterr().out
     assert "buffer_pool_mb" in out and "verdict" in out and "held-out pair accuracy" in out
+    assert ("refitted from samples.json" in out) == (classifier != "xgboost")
     assert (tmp_path / "artifacts" / "knob_influence.png").stat().st_size > 1000
     assert (tmp_path / "artifacts" / "samples.csv").read_text().count("\n") == 31
 

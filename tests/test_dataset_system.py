@@ -219,7 +219,7 @@ def test_a_harness_export_becomes_a_surrogate(synthetic_export: Path, tmp_path: 
     assert surrogate.space.default() == real.space.default()  # from the is_default row
     assert surrogate.dataset.failure_statuses.get("CRASHED", 0) >= 3
     assert surrogate.model is not None and surrogate.failure_status == "crashed"
-    assert surrogate.model.classifier is not None
+    assert surrogate.model.has_failure_model
     # The surrogate ranks fresh configurations like the real (synthetic) system does.
     points = np.random.default_rng(5).random((200, 10))
     configs = [surrogate.space.decode(p) for p in points]  # inside the data's bounds
@@ -252,7 +252,7 @@ def test_model_is_cached_per_data_and_settings(
     synthetic_export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = DatasetSystem(str(synthetic_export), "throughput", cache_dir=str(tmp_path))
-    assert len(list(tmp_path.glob("surrogate-*.pkl"))) == 1
+    assert len(list(tmp_path.glob("surrogate-*.npz"))) == 1
 
     def no_refit(*args: object, **kwargs: object) -> None:
         raise AssertionError("refitted although a cached model exists")

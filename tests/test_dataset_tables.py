@@ -132,7 +132,7 @@ def test_text_in_a_numeric_knob_names_column_and_row(tmp_path: Path) -> None:
     with pytest.raises(
         ConfigError,
         match=r"line 6 \(data row 5\): numeric knob column "
-        r"'threads' holds 'lots'",
+        r"'threads' holds text, which",
     ):
         DatasetSystem(path, "tps", cache_dir=None)
 
@@ -154,5 +154,7 @@ def test_unparsable_file_and_missing_path(tmp_path: Path) -> None:
 
 def test_non_numeric_target_names_the_row(tmp_path: Path) -> None:
     path = _csv(tmp_path, "cache,tps\n1,2\n3,fast\n")
-    with pytest.raises(ConfigError, match=r"line 3 \(data row 2\): target 'tps' value 'fast'"):
+    with pytest.raises(
+        ConfigError, match=r"line 3 \(data row 2\): the value of target 'tps' is not"
+    ):
         DatasetSystem(path, "tps", cache_dir=None)

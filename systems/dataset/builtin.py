@@ -10,11 +10,13 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.conf import CONFIG_DIR
+from harness.config import HarnessConfig
 from systems.dataset.system import DatasetSystem, SurrogateWorkload
 
 __all__ = ["CONF_DIR", "builtin_names", "load_builtin"]
 
 CONF_DIR = CONFIG_DIR / "system"
+RESULTS_DIR = HarnessConfig.results_dir
 
 
 def builtin_names() -> list[str]:
@@ -26,9 +28,11 @@ def load_builtin(name: str, **adapter_overrides: Any) -> tuple[DatasetSystem, Su
     """Instantiate a built-in surrogate and its workload from its config file."""
     cfg = OmegaConf.load(CONF_DIR / f"{name}.yaml")
     assert isinstance(cfg, DictConfig)
+    # The configs name the app's results_dir (their cache lives there): the app's default.
+    root = OmegaConf.create({"results_dir": RESULTS_DIR, "system": cfg})
     for key, value in adapter_overrides.items():
-        cfg.adapter[key] = value
-    system = instantiate(cfg.adapter)
+        root.system.adapter[key] = value
+    system = instantiate(root.system.adapter)
     node = OmegaConf.load(CONFIG_DIR / "workloads" / name / "surrogate.yaml")
     assert isinstance(node, DictConfig)
     workload = instantiate({k: v for k, v in node.items() if k != "name"})

@@ -133,7 +133,7 @@ def _failures(
         number = _number(cell)
         if number is None:
             raise ConfigError(
-                f"{table.where(i)}: target {target_col!r} value {cell!r} is not a number"
+                f"{table.where(i)}: the value of target {target_col!r} is not a number"
             )
         if failure_value is not None and number == failure_value:
             failed[i] = True
@@ -206,8 +206,7 @@ def _infer_knob(
         return knob, f"{len(distinct)} distinct text values"
     bad = next(i for i, v in enumerate(numbers) if v is None)
     raise ConfigError(
-        f"{table.where(bad)}: numeric knob column {column!r} holds "
-        f"{texts[bad]!r}, which is not a number"
+        f"{table.where(bad)}: numeric knob column {column!r} holds text, which is not a number"
     )
 
 

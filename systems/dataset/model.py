@@ -13,24 +13,30 @@
   ``1/folds`` of the rows, 25% for 4 folds); R², Kendall τ and top-k recall are computed on
   the pooled held-out predictions, so every row is held out exactly once.
 
-Fitted models are cached twice: on disk in ``cache_dir`` (across processes and runs) and in this
-process's memory (:data:`_FITTED`), so building the same surrogate again — a benchmark worker's
-next session — neither refits nor unpickles. Both caches are keyed by :func:`cache_key`.
+A fitted model is its trees: :class:`SurrogateModel` keeps scikit-learn's low-level ``Tree``
+objects and sums their predictions directly (no joblib dispatch: a one-row prediction takes
+~0.3 ms for 100 trees instead of ~4 ms).
 
-Prediction bypasses scikit-learn's joblib dispatch and sums the trees directly, which turns a
-one-row prediction from ~4 ms into ~0.3 ms for 100 trees.
+Fitted models are cached twice: in this process's memory (:data:`_FITTED`) and on disk in
+``cache_dir`` as ``surrogate-<key>.npz``, both keyed by :func:`cache_key`. The disk cache is
+data only, because a cache folder is a config value and its files are untrusted: the trees'
+node and value arrays and the residuals, read with ``allow_pickle=False``, and JSON metadata
+(key, data digest, number of features, value range, fidelity). Every array is checked before
+a tree is rebuilt from it (node dtype exactly this scikit-learn's, children after their parent
+and inside the tree, features inside the space, finite thresholds and values, shapes
+consistent), the stored key and data digest must equal the ones looked up, and the folder
+and file must be this user's own (:mod:`systems.dataset.cache`); anything else is ignored
+with a warning and the model refitted.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import math
-import os
-import pickle
-import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,6 +46,9 @@ from scipy.stats import kendalltau
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.metrics import balanced_accuracy_score, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.tree._tree import NODE_DTYPE, Tree
+
+from systems.dataset.cache import private_dir, read_private, resolve_cache_dir, write_private
 
 __all__ = [
     "Fidelity",
@@ -48,13 +57,16 @@ __all__ = [
     "cache_key",
     "clear_memory_cache",
     "cross_validate",
+    "data_digest",
     "fidelity_scores",
     "load_or_fit",
 ]
 
 log = logging.getLogger(__name__)
 
-_CACHE_VERSION = 1
+_KEY_VERSION = 1  # of cache_key
+_CACHE_VERSION = 2  # of the file format
+_FORMAT = "classytune-harness surrogate trees"
 Direction = Literal["max", "min"]
 
 #: Models fitted or loaded by this process, by :func:`cache_key`. A model is never changed
@@ -189,24 +201,30 @@ def cross_validate(
 
 
 class SurrogateModel:
-    """Fitted regressor (+ optional failure classifier), OOB residuals and fidelity."""
+    """Fitted regression trees (+ optional failure-classifier trees), OOB residuals, fidelity.
+
+    ``trees`` predict the target; ``failure_trees`` (``None`` without a failure model) predict
+    per-class fractions, ``fail_class`` being the column of "failed"."""
 
     def __init__(
         self,
-        regressor: RandomForestRegressor,
-        classifier: RandomForestClassifier | None,
+        trees: list[Tree],
+        failure_trees: list[Tree] | None,
         residuals: np.ndarray,
         fidelity: Fidelity,
         value_range: tuple[float, float],
+        fail_class: int = 1,
     ) -> None:
-        self.regressor = regressor
-        self.classifier = classifier
+        self.trees = trees
+        self.failure_trees = failure_trees
         self.residuals = residuals
         self.fidelity = fidelity
         self.value_range = value_range
-        self._fail_class = (
-            int(np.flatnonzero(classifier.classes_ == 1)[0]) if classifier is not None else -1
-        )
+        self.fail_class = fail_class
+
+    @property
+    def has_failure_model(self) -> bool:
+        return self.failure_trees is not None
 
     @classmethod
     def fit(
@@ -217,15 +235,23 @@ class SurrogateModel:
         direction: Direction,
         settings: ModelSettings,
     ) -> SurrogateModel:
+        if len(points) >= _LARGE:
+            log.info(
+                "fitting the surrogate on %d rows (%d-fold check, then the final forest)...",
+                len(points),
+                settings.folds,
+            )
         fidelity = cross_validate(points, values, failed, direction, settings)
         ok = ~failed
         regressor = _regressor(settings, oob=True).fit(points[ok], values[ok])
         oob = np.asarray(regressor.oob_prediction_, dtype=float)
         residuals = values[ok] - oob
         residuals = residuals[np.isfinite(residuals)]  # rows no tree left out (tiny forests)
-        classifier = None
+        failure_trees, fail_class = None, 1
         if int(failed.sum()) >= settings.min_failures:
             classifier = _classifier(settings).fit(points, failed.astype(int))
+            failure_trees = [e.tree_ for e in classifier.estimators_]
+            fail_class = int(np.flatnonzero(classifier.classes_ == 1)[0])
         elif failed.any():
             log.info(
                 "only %d failed row(s): too few to learn a failure region; the surrogate "
@@ -233,30 +259,209 @@ class SurrogateModel:
                 int(failed.sum()),
             )
         y = values[ok]
-        return cls(regressor, classifier, residuals, fidelity, (float(y.min()), float(y.max())))
+        trees = [e.tree_ for e in regressor.estimators_]
+        value_range = (float(y.min()), float(y.max()))
+        return cls(trees, failure_trees, residuals, fidelity, value_range, fail_class)
 
     @staticmethod
     def _as_input(points: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(np.atleast_2d(points), dtype=np.float32)
 
     def predict(self, points: np.ndarray) -> np.ndarray:
-        """Mean of the trees' predictions (same as ``regressor.predict``, without joblib)."""
+        """Mean of the trees' predictions (what ``RandomForestRegressor.predict`` returns)."""
         x = self._as_input(points)
         total = np.zeros(len(x))
-        for tree in self.regressor.estimators_:
-            total += tree.tree_.predict(x).reshape(len(x), -1)[:, 0]
-        return total / len(self.regressor.estimators_)
+        for tree in self.trees:
+            total += tree.predict(x).reshape(len(x), -1)[:, 0]
+        return total / len(self.trees)
 
     def failure_probability(self, points: np.ndarray) -> np.ndarray:
         """Probability that a configuration fails (zeros if no failure model was fitted)."""
         x = self._as_input(points)
-        if self.classifier is None:
+        if self.failure_trees is None:
             return np.zeros(len(x))
         total = np.zeros(len(x))
-        for tree in self.classifier.estimators_:
-            proba = tree.tree_.predict(x).reshape(len(x), -1)  # (n, classes), one output
-            total += proba[:, self._fail_class] / np.maximum(proba.sum(axis=1), 1e-12)
-        return total / len(self.classifier.estimators_)
+        for tree in self.failure_trees:
+            proba = tree.predict(x).reshape(len(x), -1)  # (n, classes), one output
+            total += proba[:, self.fail_class] / np.maximum(proba.sum(axis=1), 1e-12)
+        return total / len(self.failure_trees)
+
+    # -- the data-only cache format ---------------------------------------------------------
+    def to_bytes(self, key: str, digest: str, n_features: int) -> bytes:
+        """The model as one ``.npz`` of plain arrays (see the module docstring)."""
+        meta = {
+            "format": _FORMAT,
+            "version": _CACHE_VERSION,
+            "key": key,
+            "data": digest,
+            "n_features": n_features,
+            "value_range": list(self.value_range),
+            "fidelity": self.fidelity.as_dict(),
+            "fail_class": self.fail_class,
+            "failure_model": self.failure_trees is not None,
+        }
+        arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
+        arrays["residuals"] = np.asarray(self.residuals, dtype=np.float64)
+        arrays.update(_pack("reg", self.trees))
+        if self.failure_trees is not None:
+            arrays.update(_pack("fail", self.failure_trees))
+        out = io.BytesIO()
+        np.savez(out, **arrays)  # type: ignore[arg-type]
+        return out.getvalue()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes, key: str, digest: str, n_features: int) -> SurrogateModel:
+        """The model :meth:`to_bytes` wrote for ``key``/``digest``; ``ValueError`` naming the
+        first check that fails (nothing in the file is trusted before it is checked)."""
+        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+        meta = json.loads(_array(arrays, "meta", np.uint8, 1).tobytes())
+        if not isinstance(meta, dict):
+            raise ValueError("its metadata is not an object")
+        expected = {"format": _FORMAT, "version": _CACHE_VERSION, "key": key, "data": digest}
+        expected["n_features"] = n_features
+        for field, value in expected.items():
+            if meta.get(field) != value:
+                raise ValueError(f"its {field} is {meta.get(field)!r}, expected {value!r}")
+        residuals = _array(arrays, "residuals", np.float64, 1)
+        low, high = _finite_pair(meta.get("value_range"))
+        fidelity = _fidelity(meta.get("fidelity"))
+        trees = _unpack(arrays, "reg", n_features, 1)
+        failure_trees, fail_class = None, 1
+        if meta.get("failure_model") is True:
+            stored = meta.get("fail_class")
+            if stored not in (0, 1) or isinstance(stored, bool):
+                raise ValueError(f"its failure class index {stored!r} is not 0 or 1")
+            fail_class = int(stored)
+            failure_trees = _unpack(arrays, "fail", n_features, 2)
+        elif meta.get("failure_model") is not False:
+            raise ValueError("it does not say whether it holds a failure model")
+        return cls(trees, failure_trees, residuals, fidelity, (low, high), fail_class)
+
+
+#: From this many rows on, fitting (minutes for 10^6 rows) is announced first.
+_LARGE = 50_000
+
+
+def _pack(prefix: str, trees: list[Tree]) -> dict[str, np.ndarray]:
+    """A forest as four arrays: all nodes, all values, nodes per tree, depth per tree."""
+    states = [tree.__getstate__() for tree in trees]
+    nodes = np.empty(sum(s["node_count"] for s in states), dtype=NODE_DTYPE)
+    start = 0
+    for state in states:  # np.concatenate would drop the dtype's padding (another dtype)
+        nodes[start : start + state["node_count"]] = state["nodes"]
+        start += state["node_count"]
+    return {
+        f"{prefix}_nodes": nodes,
+        f"{prefix}_values": np.concatenate([s["values"] for s in states]),
+        f"{prefix}_counts": np.array([s["node_count"] for s in states], dtype=np.int64),
+        f"{prefix}_depths": np.array([s["max_depth"] for s in states], dtype=np.int64),
+    }
+
+
+def _array(arrays: dict[str, np.ndarray], name: str, dtype: Any, ndim: int) -> np.ndarray:
+    """``arrays[name]``, checked to be of exactly ``dtype`` and ``ndim`` dimensions."""
+    if name not in arrays:
+        raise ValueError(f"it has no {name!r} array")
+    array = arrays[name]
+    if array.dtype != np.dtype(dtype) or array.ndim != ndim:
+        raise ValueError(f"its {name!r} array is {array.dtype} in {array.ndim} dimensions")
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        raise ValueError(f"its {name!r} array holds a value that is not finite")
+    return np.ascontiguousarray(array)
+
+
+def _finite_pair(value: Any) -> tuple[float, float]:
+    ok = isinstance(value, list) and len(value) == 2
+    if not ok or not all(isinstance(v, int | float) and math.isfinite(v) for v in value):
+        raise ValueError(f"its value range {value!r} is not two finite numbers")
+    return float(value[0]), float(value[1])
+
+
+def _fidelity(value: Any) -> Fidelity:
+    names = {f.name for f in fields(Fidelity)}
+    if not isinstance(value, dict) or set(value) != names:
+        raise ValueError("its fidelity record has other fields than a Fidelity")
+    optional = {"failure_balanced_accuracy"}
+    for name, item in value.items():
+        if (item is None and name in optional) or (
+            isinstance(item, int | float) and not isinstance(item, bool)
+        ):
+            continue
+        raise ValueError(f"its fidelity field {name!r} is not a number")
+    return Fidelity(**value)
+
+
+def _unpack(
+    arrays: dict[str, np.ndarray], prefix: str, n_features: int, n_classes: int
+) -> list[Tree]:
+    """The trees of one forest, rebuilt after every array is checked (:func:`_check_forest`)."""
+    nodes = _array(arrays, f"{prefix}_nodes", NODE_DTYPE, 1)
+    values = _array(arrays, f"{prefix}_values", np.float64, 3)
+    counts = _array(arrays, f"{prefix}_counts", np.int64, 1)
+    depths = _array(arrays, f"{prefix}_depths", np.int64, 1)
+    _check_forest(nodes, values, counts, depths, n_features, n_classes)
+    trees, start = [], 0
+    for count, depth in zip(counts.tolist(), depths.tolist(), strict=True):
+        tree = Tree(n_features, np.array([n_classes], dtype=np.intp), 1)
+        tree.__setstate__(
+            {
+                "max_depth": depth,
+                "node_count": count,
+                "nodes": np.ascontiguousarray(nodes[start : start + count]),
+                "values": np.ascontiguousarray(values[start : start + count]),
+            }
+        )
+        trees.append(tree)
+        start += count
+    return trees
+
+
+def _check_forest(
+    nodes: np.ndarray,
+    values: np.ndarray,
+    counts: np.ndarray,
+    depths: np.ndarray,
+    n_features: int,
+    n_classes: int,
+) -> None:
+    """Raise ValueError unless the arrays describe trees a prediction can walk safely: every
+    internal node's children come after it and inside its tree (so every walk ends at a
+    leaf, in bounds), leaves have no children, features index the space, and thresholds and
+    values are finite numbers of the expected shape."""
+    if not len(counts) or (counts < 1).any() or int(counts.sum()) != len(nodes):
+        raise ValueError("its trees' node counts do not add up to its nodes")
+    if depths.shape != counts.shape or (depths < 0).any() or (depths >= counts).any():
+        raise ValueError("its trees' depths are not inside their node counts")
+    if values.shape != (len(nodes), 1, n_classes):
+        raise ValueError(
+            f"its values have shape {values.shape}, not ({len(nodes)}, 1, {n_classes})"
+        )
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    local = np.arange(len(nodes)) - starts
+    size = np.repeat(counts, counts)
+    left, right = nodes["left_child"], nodes["right_child"]
+    leaf = left == -1
+    if (right[leaf] != -1).any():
+        raise ValueError("a leaf has a right child")
+    inner = ~leaf
+    for child in (left[inner], right[inner]):
+        if ((child <= local[inner]) | (child >= size[inner])).any():
+            raise ValueError("a node's child is not after it inside its tree")
+    feature = nodes["feature"][inner]
+    if ((feature < 0) | (feature >= n_features)).any():
+        raise ValueError(f"a node splits on a feature outside [0, {n_features})")
+    if not np.isfinite(nodes["threshold"][inner]).all():
+        raise ValueError("a node's threshold is not finite")
+
+
+def data_digest(points: np.ndarray, values: np.ndarray, failed: np.ndarray) -> str:
+    """SHA-256 of the data a fit sees, as typed."""
+    digest = hashlib.sha256()
+    for array in (points, values, failed):
+        digest.update(str((array.dtype.str, array.shape)).encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
 
 
 def cache_key(
@@ -266,14 +471,16 @@ def cache_key(
     direction: str,
     settings: ModelSettings,
 ) -> str:
-    """Digest of everything a fit depends on (data as typed, settings, library versions)."""
+    """Digest of everything a fit depends on (data as typed, settings, library versions).
+
+    Also the key of the committed optima (``optima.yaml``): change it only with them."""
     digest = hashlib.sha256()
     for array in (points, values, failed):
         digest.update(np.ascontiguousarray(array).tobytes())
     meta = {
         "direction": direction,
         "settings": asdict(settings),
-        "v": _CACHE_VERSION,
+        "v": _KEY_VERSION,
         "sklearn": sklearn.__version__,
         "numpy": np.__version__,
     }
@@ -290,17 +497,26 @@ def load_or_fit(
     cache_dir: str | Path | None,
 ) -> tuple[SurrogateModel, str]:
     """The fitted model for this data and settings: from this process's memory, else from
-    ``cache_dir``, else fitted now (and then kept in both)."""
+    ``cache_dir`` (``user:`` = the user's cache folder; ``None``: off), else fitted now (and
+    then kept in both)."""
     key = cache_key(points, values, failed, direction, settings)
-    path = Path(cache_dir) / f"surrogate-{key}.pkl" if cache_dir else None
+    digest = data_digest(points, values, failed)
+    folder = resolve_cache_dir(cache_dir)
+    folder = private_dir(folder) if folder is not None else None
+    path = folder / f"surrogate-{key}.npz" if folder is not None else None
     model = _FITTED.get(key)
-    if model is None and path is not None and path.exists():
-        model = _load(path)
+    if model is not None and (path is None or path.exists()):
+        return model, key
+    if model is None and path is not None:
+        model = _load(path, key, digest, points.shape[1])
+        if model is not None:
+            _FITTED[key] = model
+            return model, key
     if model is None:
         model = SurrogateModel.fit(points, values, failed, direction, settings)
     _FITTED[key] = model
-    if path is not None and path not in _UNWRITABLE and not path.exists():
-        _save(model, path)
+    if path is not None and path not in _UNWRITABLE and not _save(model, path, key, digest):
+        _UNWRITABLE.add(path)
     return model, key
 
 
@@ -309,25 +525,19 @@ def clear_memory_cache() -> None:
     _FITTED.clear()
 
 
-def _load(path: Path) -> SurrogateModel | None:
-    try:
-        with path.open("rb") as fh:
-            model = pickle.load(fh)
-        if isinstance(model, SurrogateModel):
-            log.debug("loaded fitted surrogate from %s", path)
-            return model
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
-        log.warning("ignoring unreadable surrogate cache %s: %s", path, exc)
-    return None
+def _save(model: SurrogateModel, path: Path, key: str, digest: str) -> bool:
+    n_features = int(model.trees[0].n_features)
+    return write_private(path, model.to_bytes(key, digest, n_features))
 
 
-def _save(model: SurrogateModel, path: Path) -> None:
+def _load(path: Path, key: str, digest: str, n_features: int) -> SurrogateModel | None:
+    raw = read_private(path)
+    if raw is None:
+        return None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Write then rename, so parallel sessions never read a half-written file.
-        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as out:
-            pickle.dump(model, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(out.name, path)
-    except OSError as exc:
-        _UNWRITABLE.add(path)
-        log.warning("cannot cache the fitted surrogate in %s: %s", path.parent, exc)
+        model = SurrogateModel.from_bytes(raw, key, digest, n_features)
+    except (ValueError, KeyError, TypeError, OSError, EOFError) as exc:
+        log.warning("ignoring the surrogate cache %s (%s); refitting", path, exc)
+        return None
+    log.debug("loaded the fitted surrogate from %s", path)
+    return model

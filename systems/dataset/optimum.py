@@ -12,7 +12,10 @@ optimum), until a stage improves the value by at most ``tol`` of the recorded va
 (converged) or ``max_points`` is reached (reported as not converged). The result is cached
 with its provenance (stages, values, convergence, model key, seed) as JSON in the model cache
 folder, keyed by the model key and the space, so a session computes it once per
-(table, backend, knob inference).
+(table, backend, knob inference). A cached optimum is data from a folder others may reach, so
+it is used only when it names this key, its folder and file are the user's own
+(:mod:`systems.dataset.cache`), and its value is exactly the model's prediction at its
+configuration; else it is searched again (a planted "best known: 99999" is never reported).
 
 Committed results live in ``systems/dataset/optima.yaml`` (written by
 ``scripts/surrogate_optima.py``), keyed by surrogate name and checked against
@@ -24,8 +27,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ import yaml
 
 from harness.sampling import latin_hypercube
 from harness.space import Config, Space
+from systems.dataset.cache import private_dir, read_private, resolve_cache_dir, write_private
 from systems.dataset.model import SurrogateModel
 
 __all__ = ["OPTIMA_FILE", "load_optima", "search_optimum", "stable_optimum"]
@@ -47,7 +49,7 @@ _FAIL_THRESHOLD = 0.5
 def _scores(model: SurrogateModel, points: np.ndarray, sign: float) -> np.ndarray:
     """Larger-is-better predicted score; -inf where the failure model predicts a failure."""
     score = sign * model.predict(points)
-    if model.classifier is not None:
+    if model.has_failure_model:
         score[model.failure_probability(points) >= _FAIL_THRESHOLD] = -np.inf
     return score
 
@@ -129,13 +131,12 @@ def stable_optimum(
     seed: int = 0,
 ) -> tuple[Config, float, dict[str, Any]]:
     """A convergence-checked optimum and its provenance (see the module docstring)."""
-    path = Path(cache_dir) / f"optimum-{key}.json" if cache_dir else None
-    if path is not None and path.exists():
-        try:
-            cached = json.loads(path.read_text())
-            return space.validate(cached["config"]), float(cached["value"]), cached["provenance"]
-        except (OSError, ValueError, KeyError) as exc:
-            log.warning("ignoring unreadable optimum cache %s: %s", path, exc)
+    folder = resolve_cache_dir(cache_dir)
+    folder = private_dir(folder) if folder is not None else None
+    path = folder / f"optimum-{key}.json" if folder is not None else None
+    cached = _cached(path, model, space, key) if path is not None else None
+    if cached is not None:
+        return cached
     sign = 1.0 if direction == "max" else -1.0
     scale = max(abs(model.value_range[1] - model.value_range[0]), 1e-12)
     stages: list[dict[str, Any]] = []
@@ -167,15 +168,47 @@ def stable_optimum(
         "model_key": key,
     }
     if path is not None:
-        _write_json(path, {"config": best[0], "value": best[1], "provenance": provenance})
+        record = {"key": key, "config": best[0], "value": best[1], "provenance": provenance}
+        write_private(path, json.dumps(record, default=_plain).encode())
     return best[0], best[1], provenance
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def _cached(
+    path: Path, model: SurrogateModel, space: Space, key: str
+) -> tuple[Config, float, dict[str, Any]] | None:
+    """The cached optimum in ``path`` if it checks out (see :func:`_check_cached`), else
+    ``None`` (a warning when a file was there but refused)."""
+    raw = read_private(path)
+    if raw is None:
+        return None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as out:
-            json.dump(data, out, default=lambda v: v.item() if hasattr(v, "item") else str(v))
-        os.replace(out.name, path)
-    except OSError as exc:
-        log.warning("cannot cache the optimum in %s: %s", path.parent, exc)
+        return _check_cached(json.loads(raw), model, space, key)
+    except (ValueError, KeyError, TypeError) as exc:
+        log.warning("ignoring the cached optimum %s (%s); searching again", path, exc)
+        return None
+
+
+def _check_cached(
+    cached: Any, model: SurrogateModel, space: Space, key: str
+) -> tuple[Config, float, dict[str, Any]]:
+    """A cached optimum, trusted only as far as it is checked: written for this model and
+    space (``key``), a valid configuration, and a value that is exactly what the model
+    predicts there (inside the recorded range), where no failure is predicted."""
+    if not isinstance(cached, dict) or cached.get("key") != key:
+        raise ValueError(f"it was not written for this model and space ({key})")
+    config = space.validate(cached["config"])
+    value = float(cached["value"])
+    point = space.encode(config)[None, :]
+    predicted = float(model.predict(point)[0])
+    low, high = model.value_range
+    if not (low <= value <= high and math.isclose(value, predicted, rel_tol=1e-9, abs_tol=1e-12)):
+        raise ValueError(f"its value {value:g} is not the model's {predicted:g} at its config")
+    if model.has_failure_model and model.failure_probability(point)[0] >= _FAIL_THRESHOLD:
+        raise ValueError("the model predicts its configuration fails")
+    if not isinstance(cached.get("provenance"), dict):
+        raise ValueError("it has no provenance")
+    return config, value, cached["provenance"]

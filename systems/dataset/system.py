@@ -40,6 +40,7 @@ from harness.errors import ConfigError, SystemStartError, WorkloadError, Workloa
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
 from systems.dataset.backend import Choice, Thresholds, choose, failure_mode, verdict
+from systems.dataset.cache import USER_CACHE
 from systems.dataset.defaults import median_config, with_default_row
 from systems.dataset.infer import Dataset, apply_catalogue, build_dataset
 from systems.dataset.model import ModelSettings, SurrogateModel, cache_key, load_or_fit
@@ -136,6 +137,26 @@ def load_dataset(
     return dataset
 
 
+def _plain_config(value: Any) -> dict[str, Any] | None:
+    """``default_config`` as ``{knob: value}`` of single values (``None`` when not given);
+    anything else (a list, a number, a nested value) is one ConfigError line."""
+    if value is None or (isinstance(value, Mapping) and not value):
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"default_config must be {{knob: value, ...}}, got a {type(value).__name__}"
+        )
+    plain = {}
+    for knob, item in value.items():
+        if not isinstance(knob, str) or not isinstance(item, str | int | float | bool):
+            raise ConfigError(
+                f"default_config: knob {str(knob)!r} must have one value (a number, text or "
+                f"true/false), got a {type(item).__name__}"
+            )
+        plain[knob] = item
+    return plain
+
+
 class DatasetSystem(System):
     """A recorded-data system: its tests are answered by the recorded rows or by a surrogate
     of them (``backend``: auto | recorded | surrogate, see :mod:`systems.dataset.backend`).
@@ -149,7 +170,9 @@ class DatasetSystem(System):
     ``knob_set``, ``one_hot``, ``ordinal``/
     ``max_levels`` (how the table is read, see :mod:`systems.dataset.infer`); forest settings;
     ``allow_poor_fidelity``, ``min_coverage`` and the warn/refuse thresholds;
-    ``failure_status`` (how a failure shows); ``cache_dir``.
+    ``failure_status`` (how a failure shows); ``cache_dir`` (fitted models and optima: the
+    configs put it in ``${results_dir}/cache/surrogates``; ``user:``, the default here, is the
+    user's cache folder; ``null`` turns it off; see :mod:`systems.dataset.cache`).
     """
 
     kind = "surrogate"
@@ -187,7 +210,7 @@ class DatasetSystem(System):
         tau_warn: float = 0.4,
         tau_refuse: float = 0.1,
         failure_status: str = "auto",
-        cache_dir: str | None = "results/cache/surrogates",
+        cache_dir: str | None = USER_CACHE,
         catalogue: str | None = None,
         knob_set: str | None = None,
         unit: str = "",
@@ -206,7 +229,7 @@ class DatasetSystem(System):
             max_enum=max_enum,
             catalogue=catalogue,
             knob_set=knob_set,
-            default_config=dict(default_config) if default_config else None,
+            default_config=_plain_config(default_config),
             one_hot=bool(one_hot),
             ordinal=bool(ordinal),
             max_levels=int(max_levels),
@@ -322,7 +345,7 @@ class DatasetSystem(System):
         p_fail, what = 0.0, ""
         if self._row is not None and self.dataset.failed[self._row]:
             p_fail, what = 1.0, f"recorded data row {self._row + 1} failed"
-        elif self._point is not None and self.model and self.model.classifier is not None:
+        elif self._point is not None and self.model and self.model.has_failure_model:
             p_fail = float(self.model.failure_probability(self._point)[0])
             what = (
                 f"the failure model predicts this configuration fails (probability "

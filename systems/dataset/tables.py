@@ -21,13 +21,18 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import logging
 import math
+import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Table",
@@ -36,12 +41,15 @@ __all__ = [
     "parse_csv",
     "read_arff",
     "read_csv",
+    "read_regular",
     "read_table",
     "without_columns",
 ]
 
 #: Header names pandas gives an unnamed index column when a CSV is read back and re-written.
 _INDEX_NAMES = ("", "Unnamed: 0")
+#: A large table logs its progress every this many rows (a million rows take minutes).
+PROGRESS_ROWS = 200_000
 _DATA_LINE = re.compile(r"^\s*@data\b", re.IGNORECASE)
 
 
@@ -65,9 +73,42 @@ class Table:
         return f"{self.source} line {self.lines[i]} (data row {i + 1})"
 
 
+def read_regular(path: str | Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file; ConfigError (one line) for a FIFO, a
+    device, a socket or a folder, checked on the opened descriptor before anything is read
+    (opened non-blocking: a FIFO with no writer would otherwise block forever)."""
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise ConfigError(f"dataset file {path} does not exist") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read dataset file {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ConfigError(
+                f"dataset file {path} is not a regular file (it is a {_kind(mode)}); "
+                "give a CSV or ARFF file"
+            )
+        return handle.read()
+
+
+def _kind(mode: int) -> str:
+    kinds = {
+        "folder": stat.S_ISDIR,
+        "FIFO": stat.S_ISFIFO,
+        "socket": stat.S_ISSOCK,
+        "character device": stat.S_ISCHR,
+        "block device": stat.S_ISBLK,
+    }
+    return next((name for name, test in kinds.items() if test(mode)), "special file")
+
+
 def file_digest(path: str | Path) -> str:
-    """SHA-256 of a file's bytes (used to key fitted-model caches and committed optima)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """SHA-256 of a regular file's bytes (keys fitted-model caches and committed optima)."""
+    return hashlib.sha256(read_regular(path)).hexdigest()
 
 
 def read_table(path: str | Path, exclude: Sequence[str] = ()) -> Table:
@@ -76,22 +117,22 @@ def read_table(path: str | Path, exclude: Sequence[str] = ()) -> Table:
     ``exclude`` names columns to leave out, removed before any check of the columns."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError(f"dataset file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read dataset file {path}: {exc}") from None
+        text = read_regular(path).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"cannot read dataset file {path}: byte {exc.start} is not UTF-8 text"
+        ) from None
     if path.suffix.lower() == ".arff":
         return parse_arff(text, source=path.name, exclude=exclude)
     return parse_csv(text, source=path.name, exclude=exclude)
 
 
 def read_arff(path: str | Path) -> Table:
-    return parse_arff(Path(path).read_text(encoding="utf-8-sig"), source=Path(path).name)
+    return parse_arff(read_regular(path).decode("utf-8-sig"), source=Path(path).name)
 
 
 def read_csv(path: str | Path) -> Table:
-    return parse_csv(Path(path).read_text(encoding="utf-8-sig"), source=Path(path).name)
+    return parse_csv(read_regular(path).decode("utf-8-sig"), source=Path(path).name)
 
 
 def without_columns(table: Table, exclude: Sequence[str]) -> Table:
@@ -154,9 +195,10 @@ def parse_arff(text: str, source: str = "<arff>", exclude: Sequence[str] = ()) -
         raise ConfigError(f"{source} line {sparse[0]}: sparse ARFF rows are not supported")
     try:
         data, meta = arff.loadarff(io.StringIO(text))
-    except (ValueError, arff.ParseArffError, NotImplementedError, LookupError) as exc:
-        detail = str(exc) or "a row has more or fewer values than attributes are declared"
-        raise ConfigError(f"{source}: not an ARFF file scipy.io.arff can read: {detail}") from None
+    except (ValueError, arff.ParseArffError, NotImplementedError, LookupError):
+        raise ConfigError(
+            f"{source}: not an ARFF file scipy.io.arff can read: {_arff_problem(text)}"
+        ) from None
     except StopIteration:  # scipy's reader ran out of lines looking for the header
         raise ConfigError(
             f"{source}: no @relation/@attribute header (is this an ARFF file?)"
@@ -186,6 +228,53 @@ def parse_arff(text: str, source: str = "<arff>", exclude: Sequence[str] = ()) -
     return without_columns(table, exclude) if exclude else table
 
 
+_ARFF_ATTRIBUTE = re.compile(r"\s*@attribute\s+('[^']*'|\"[^\"]*\"|\S+)\s+(.*)$", re.I)
+_NUMERIC = ("numeric", "real", "integer")
+
+
+def _attributes(text: str) -> list[tuple[int, str, str]]:
+    """(line, name, declared type) of every ``@attribute`` line."""
+    found = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        match = _ARFF_ATTRIBUTE.match(raw)
+        if match:
+            found.append((lineno, match.group(1).strip("'\""), match.group(2).strip()))
+    return found
+
+
+def _arff_problem(text: str) -> str:
+    """Where an ARFF file scipy refused is wrong: a line and column, never the file's text
+    (the file may be anything a config named)."""
+    attributes = _attributes(text)
+    for lineno, name, kind in attributes:
+        if kind.lower() not in _NUMERIC and not kind.startswith("{"):
+            return f"line {lineno}: attribute {name!r} has a type it does not read"
+    lines = text.splitlines()
+    for lineno in _data_lines(text):
+        cells = next(csv.reader([lines[lineno - 1]], quotechar="'", skipinitialspace=True))
+        if len(cells) != len(attributes):
+            return f"line {lineno}: {len(cells)} values, {len(attributes)} attributes declared"
+        pairs = zip(cells, attributes, strict=True)
+        for column, (cell, (_, name, kind)) in enumerate(pairs, start=1):
+            if not _fits(cell.strip(), kind):
+                return f"line {lineno} column {column}: not a value of attribute {name!r}"
+    return "a declaration or value it does not accept (line not located)"
+
+
+def _fits(cell: str, kind: str) -> bool:
+    """Whether an ARFF data cell fits its declared type (``?`` is missing, always fits)."""
+    if cell == "?":
+        return True
+    if kind.lower() in _NUMERIC:
+        try:
+            float(cell)
+        except ValueError:
+            return False
+        return True
+    declared = next(csv.reader([kind.strip("{} ")], quotechar="'", skipinitialspace=True))
+    return cell.strip("'\"") in [v.strip().strip("'\"") for v in declared]
+
+
 def parse_csv(text: str, source: str = "<csv>", exclude: Sequence[str] = ()) -> Table:
     """Parse CSV text with a header row; empty cells become ``None``. A leading unnamed index
     column is dropped (with a note) and ``exclude`` columns are removed before the checks."""
@@ -208,6 +297,8 @@ def parse_csv(text: str, source: str = "<csv>", exclude: Sequence[str] = ()) -> 
                 )
             rows.append([c.strip() if c.strip() else None for c in cells])
             lines.append(lineno)
+            if len(rows) % PROGRESS_ROWS == 0:
+                log.info("%s: %d rows read (line %d)...", source, len(rows), lineno)
     except csv.Error as exc:
         raise ConfigError(f"{source} line {reader.line_num}: not valid CSV: {exc}") from None
     if header is None:
@@ -235,7 +326,7 @@ def parse_csv(text: str, source: str = "<csv>", exclude: Sequence[str] = ()) -> 
         )
     if len(names) < 2:
         raise ConfigError(
-            f"{source}: only one column {names[0]!r}; a sample table needs "
+            f"{source} line {header_line}: only one column; a sample table needs "
             "knob columns and a target column (is the separator a comma?)"
         )
     return table
