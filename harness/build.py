@@ -32,6 +32,7 @@ from harness.store import SampleStore, Store
 from harness.store_memory import MemoryStore
 from harness.stored_config import (
     check_stored_targets,
+    check_stored_tracking,
     command_line_config_dirs,
     refuse_links,
     results_dir_of,
@@ -260,6 +261,8 @@ def build_session(
         # what a resume may change: how it reports and where it logs, not what it measures
         if any(_is_tracking(k) for k in keys_given):
             cfg.tracking = given.tracking
+        else:
+            check_stored_tracking(cfg)
         for key in ("progress", "keep_workdir", "confirm"):
             if f"session.{key}" in keys_given:
                 cfg.session[key] = given.session[key]

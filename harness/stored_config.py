@@ -17,6 +17,8 @@ the command with one line naming the target and where it sits, before anything i
 Paths are data too: a resume works in the results folder that holds the session folder,
 whatever results folder ``session.json`` names, and a session folder holding a symbolic link
 is refused, so no later write of the session (its store, artifacts, export) lands elsewhere.
+A stored tracking store is used only when it is a local SQLite file: a server, which would
+receive every param of the resumed tests, must be given on the command line.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from harness.errors import ConfigError
 __all__ = [
     "PROJECT_PACKAGES",
     "check_stored_targets",
+    "check_stored_tracking",
     "command_line_config_dirs",
     "named_targets",
     "refuse_links",
@@ -178,3 +181,25 @@ def refuse_links(session_folder: Path) -> None:
                 f"{path} is a symbolic link; a session folder holds only the files the harness "
                 "wrote (remove the link, or copy the session without it)"
             )
+
+
+def check_stored_tracking(cfg: DictConfig) -> None:
+    """Raise ConfigError unless the stored tracking store is off or a local SQLite file
+    (which the tracker checks is this user's own and private); a server would receive every
+    param of the resumed tests, so it must be given on the command line. Call it only when
+    the command line gave no ``tracking`` override."""
+    from harness.tracking_uri import redact_uri, sqlite_path
+
+    if not cfg.tracking.get("enabled", True):
+        return
+    try:
+        uri = str(cfg.tracking.uri)  # resolves ${results_dir} and ${oc.env:...}
+    except Exception:  # an interpolation that does not resolve names no store to trust
+        uri = str(OmegaConf.to_container(cfg.tracking, resolve=False).get("uri"))  # type: ignore[union-attr]
+    if sqlite_path(uri) is not None:
+        return
+    raise ConfigError(
+        f"session.json names the tracking store {redact_uri(uri)[:120]!r}; a stored config is "
+        "data, so give a tracking server on the command line to use it (tracking.uri=...), "
+        "or resume with tracking=none"
+    )

@@ -23,7 +23,7 @@ import pytest
 from harness.errors import ConfigError
 from harness.export import export_session
 from harness.stored_config import check_stored_targets
-from tests.hostile import ROOT, run_harness
+from tests.hostile import ROOT, harness_argv, run_harness
 
 DATA = ROOT / "systems" / "dataset" / "data" / "moot" / "Apache_AllMeasurements.csv"
 
@@ -261,3 +261,24 @@ def test_samples_csv_text_cannot_become_a_spreadsheet_formula(
     assert table[0]["config.n"] == "-3"  # numbers stay numbers
     assert table[1]["score"] == "-1.5"
     assert os.stat(path).st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize(
+    "uri", ["http://collector.invalid:5000", "https://u:p@collector.invalid/?token={tmp}"]
+)
+def test_a_stored_tracking_server_needs_the_command_line(
+    finished: Path, tmp_path: Path, uri: str
+) -> None:
+    folder = _copy(finished, tmp_path)
+
+    def track(meta: dict[str, object]) -> None:
+        meta["config"]["tracking"].update(enabled=True, uri=uri.format(tmp=tmp_path))  # type: ignore[index]
+
+    _edit_meta(folder, track)
+    results = tmp_path / "results"
+    argv = [a for a in harness_argv(results, f"resume={folder}") if a != "tracking=none"]
+    refused = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    _one_line(refused, "tracking store")
+    assert "u:p" not in refused.stderr
+    done = run_harness(results, f"resume={folder}", "budget=4", "tracking=none")
+    assert done.returncode == 0, done.stderr
