@@ -125,7 +125,8 @@ def _is_project_sibling(target: str, named: frozenset[str]) -> bool:
 
 
 def _stored_targets(node: Any, where: str = "") -> Iterator[tuple[str, Any]]:
-    """(dotted key, value) of every ``_target_`` in a stored config tree."""
+    """(dotted key, value) of every ``_target_`` in a stored config tree, and of every
+    string using a resolver outside :data:`_RESOLVERS` (as a target no one may build)."""
     if isinstance(node, dict):
         for key, value in node.items():
             here = f"{where}.{key}" if where else str(key)
@@ -136,6 +137,17 @@ def _stored_targets(node: Any, where: str = "") -> Iterator[tuple[str, Any]]:
     elif isinstance(node, list):
         for index, value in enumerate(node):
             yield from _stored_targets(value, f"{where}[{index}]")
+    elif isinstance(node, str) and not set(_RESOLVER.findall(node)) <= _RESOLVERS:
+        yield where, node
+
+
+#: The resolvers a stored config may use: the project's, Hydra's and OmegaConf's that return
+#: a value. ``oc.create``/``oc.decode`` are not among them: they turn a string into a node,
+#: which could hold a ``_target_`` no walk of the stored tree sees.
+_RESOLVERS = frozenset(
+    {"harness_install", "harness_options", "harness_workloads", "hydra", "now", "oc.env"}
+)
+_RESOLVER = re.compile(r"\$\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*:")
 
 
 def check_stored_targets(

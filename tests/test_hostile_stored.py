@@ -282,3 +282,14 @@ def test_a_stored_tracking_server_needs_the_command_line(
     assert "u:p" not in refused.stderr
     done = run_harness(results, f"resume={folder}", "budget=4", "tracking=none")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_stored_string_that_would_build_a_node_is_refused(tmp_path: Path) -> None:
+    from omegaconf import OmegaConf
+
+    planted = "${oc.create:'{_target_: shutil.copyfile, _args_: [a, b]}'}"
+    cfg = OmegaConf.create({"system": {"adapter": {"options": planted}}})
+    with pytest.raises(ConfigError, match=r"system\.adapter\.options"):
+        check_stored_targets(cfg, tmp_path / "session.json")
+    fine = OmegaConf.create({"uri": "sqlite:///${results_dir}/m.db", "u": "${oc.env:USER,x}"})
+    check_stored_targets(fine, tmp_path / "session.json")
