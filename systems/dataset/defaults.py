@@ -30,6 +30,7 @@ __all__ = [
     "default_rule",
     "median_config",
     "median_value_row",
+    "plain_config",
     "with_default_row",
 ]
 
@@ -160,3 +161,23 @@ def median_config(space: Space, configs: list[Config]) -> Config:
         else:
             out[knob.name] = Counter(column).most_common(1)[0][0]
     return out
+
+
+def plain_config(value: Any) -> dict[str, Any] | None:
+    """``default_config`` as ``{knob: value}`` of single values (``None`` when not given);
+    anything else (a list, a number, a nested value) is one ConfigError line."""
+    if value is None or (isinstance(value, Mapping) and not value):
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"default_config must be {{knob: value, ...}}, got a {type(value).__name__}"
+        )
+    plain = {}
+    for knob, item in value.items():
+        if not isinstance(knob, str) or not isinstance(item, str | int | float | bool):
+            raise ConfigError(
+                f"default_config: knob {str(knob)!r} must have one value (a number, text or "
+                f"true/false), got a {type(item).__name__}"
+            )
+        plain[knob] = item
+    return plain

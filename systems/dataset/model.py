@@ -19,20 +19,16 @@ objects and sums their predictions directly (no joblib dispatch: a one-row predi
 
 Fitted models are cached twice: in this process's memory (:data:`_FITTED`) and on disk in
 ``cache_dir`` as ``surrogate-<key>.npz``, both keyed by :func:`cache_key`. The disk cache is
-data only, because a cache folder is a config value and its files are untrusted: the trees'
-node and value arrays and the residuals, read with ``allow_pickle=False``, and JSON metadata
-(key, data digest, number of features, value range, fidelity). Every array is checked before
-a tree is rebuilt from it (node dtype exactly this scikit-learn's, children after their parent
-and inside the tree, features inside the space, finite thresholds and values, shapes
-consistent), the stored key and data digest must equal the ones looked up, and the folder
-and file must be this user's own (:mod:`systems.dataset.cache`); anything else is ignored
-with a warning and the model refitted.
+data only, because a cache folder is a config value and its files are untrusted: plain arrays
+read with ``allow_pickle=False``, every one checked before a tree is rebuilt from it
+(:mod:`systems.dataset.trees`); the stored key and data digest must equal the ones looked up,
+and the folder and file must be this user's own (:mod:`systems.dataset.cache`). Anything
+else is ignored with a warning and the model refitted.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import math
@@ -46,9 +42,10 @@ from scipy.stats import kendalltau
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.metrics import balanced_accuracy_score, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.tree._tree import NODE_DTYPE, Tree
+from sklearn.tree._tree import Tree
 
 from systems.dataset.cache import private_dir, read_private, resolve_cache_dir, write_private
+from systems.dataset.trees import finite_pair, from_npz, to_npz
 
 __all__ = [
     "Fidelity",
@@ -286,7 +283,7 @@ class SurrogateModel:
             total += proba[:, self.fail_class] / np.maximum(proba.sum(axis=1), 1e-12)
         return total / len(self.failure_trees)
 
-    # -- the data-only cache format ---------------------------------------------------------
+    # -- the data-only cache format (systems.dataset.trees) ----------------------------------
     def to_bytes(self, key: str, digest: str, n_features: int) -> bytes:
         """The model as one ``.npz`` of plain arrays (see the module docstring)."""
         meta = {
@@ -298,84 +295,25 @@ class SurrogateModel:
             "value_range": list(self.value_range),
             "fidelity": self.fidelity.as_dict(),
             "fail_class": self.fail_class,
-            "failure_model": self.failure_trees is not None,
         }
-        arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
-        arrays["residuals"] = np.asarray(self.residuals, dtype=np.float64)
-        arrays.update(_pack("reg", self.trees))
-        if self.failure_trees is not None:
-            arrays.update(_pack("fail", self.failure_trees))
-        out = io.BytesIO()
-        np.savez(out, **arrays)  # type: ignore[arg-type]
-        return out.getvalue()
+        return to_npz(meta, self.residuals, self.trees, self.failure_trees)
 
     @classmethod
     def from_bytes(cls, raw: bytes, key: str, digest: str, n_features: int) -> SurrogateModel:
         """The model :meth:`to_bytes` wrote for ``key``/``digest``; ``ValueError`` naming the
         first check that fails (nothing in the file is trusted before it is checked)."""
-        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
-        meta = json.loads(_array(arrays, "meta", np.uint8, 1).tobytes())
-        if not isinstance(meta, dict):
-            raise ValueError("its metadata is not an object")
         expected = {"format": _FORMAT, "version": _CACHE_VERSION, "key": key, "data": digest}
-        expected["n_features"] = n_features
-        for field, value in expected.items():
-            if meta.get(field) != value:
-                raise ValueError(f"its {field} is {meta.get(field)!r}, expected {value!r}")
-        residuals = _array(arrays, "residuals", np.float64, 1)
-        low, high = _finite_pair(meta.get("value_range"))
+        meta, residuals, trees, failure_trees = from_npz(raw, expected, n_features)
+        value_range = finite_pair(meta.get("value_range"))
         fidelity = _fidelity(meta.get("fidelity"))
-        trees = _unpack(arrays, "reg", n_features, 1)
-        failure_trees, fail_class = None, 1
-        if meta.get("failure_model") is True:
-            stored = meta.get("fail_class")
-            if stored not in (0, 1) or isinstance(stored, bool):
-                raise ValueError(f"its failure class index {stored!r} is not 0 or 1")
-            fail_class = int(stored)
-            failure_trees = _unpack(arrays, "fail", n_features, 2)
-        elif meta.get("failure_model") is not False:
-            raise ValueError("it does not say whether it holds a failure model")
-        return cls(trees, failure_trees, residuals, fidelity, (low, high), fail_class)
+        fail_class = meta.get("fail_class")
+        if fail_class not in (0, 1) or isinstance(fail_class, bool):
+            raise ValueError(f"its failure class index {fail_class!r} is not 0 or 1")
+        return cls(trees, failure_trees, residuals, fidelity, value_range, int(fail_class))
 
 
 #: From this many rows on, fitting (minutes for 10^6 rows) is announced first.
 _LARGE = 50_000
-
-
-def _pack(prefix: str, trees: list[Tree]) -> dict[str, np.ndarray]:
-    """A forest as four arrays: all nodes, all values, nodes per tree, depth per tree."""
-    states = [tree.__getstate__() for tree in trees]
-    nodes = np.empty(sum(s["node_count"] for s in states), dtype=NODE_DTYPE)
-    start = 0
-    for state in states:  # np.concatenate would drop the dtype's padding (another dtype)
-        nodes[start : start + state["node_count"]] = state["nodes"]
-        start += state["node_count"]
-    return {
-        f"{prefix}_nodes": nodes,
-        f"{prefix}_values": np.concatenate([s["values"] for s in states]),
-        f"{prefix}_counts": np.array([s["node_count"] for s in states], dtype=np.int64),
-        f"{prefix}_depths": np.array([s["max_depth"] for s in states], dtype=np.int64),
-    }
-
-
-def _array(arrays: dict[str, np.ndarray], name: str, dtype: Any, ndim: int) -> np.ndarray:
-    """``arrays[name]``, checked to be of exactly ``dtype`` and ``ndim`` dimensions."""
-    if name not in arrays:
-        raise ValueError(f"it has no {name!r} array")
-    array = arrays[name]
-    if array.dtype != np.dtype(dtype) or array.ndim != ndim:
-        raise ValueError(f"its {name!r} array is {array.dtype} in {array.ndim} dimensions")
-    if array.dtype.kind == "f" and not np.isfinite(array).all():
-        raise ValueError(f"its {name!r} array holds a value that is not finite")
-    return np.ascontiguousarray(array)
-
-
-def _finite_pair(value: Any) -> tuple[float, float]:
-    ok = isinstance(value, list) and len(value) == 2
-    if not ok or not all(isinstance(v, int | float) and math.isfinite(v) for v in value):
-        raise ValueError(f"its value range {value!r} is not two finite numbers")
-    return float(value[0]), float(value[1])
 
 
 def _fidelity(value: Any) -> Fidelity:
@@ -390,69 +328,6 @@ def _fidelity(value: Any) -> Fidelity:
             continue
         raise ValueError(f"its fidelity field {name!r} is not a number")
     return Fidelity(**value)
-
-
-def _unpack(
-    arrays: dict[str, np.ndarray], prefix: str, n_features: int, n_classes: int
-) -> list[Tree]:
-    """The trees of one forest, rebuilt after every array is checked (:func:`_check_forest`)."""
-    nodes = _array(arrays, f"{prefix}_nodes", NODE_DTYPE, 1)
-    values = _array(arrays, f"{prefix}_values", np.float64, 3)
-    counts = _array(arrays, f"{prefix}_counts", np.int64, 1)
-    depths = _array(arrays, f"{prefix}_depths", np.int64, 1)
-    _check_forest(nodes, values, counts, depths, n_features, n_classes)
-    trees, start = [], 0
-    for count, depth in zip(counts.tolist(), depths.tolist(), strict=True):
-        tree = Tree(n_features, np.array([n_classes], dtype=np.intp), 1)
-        tree.__setstate__(
-            {
-                "max_depth": depth,
-                "node_count": count,
-                "nodes": np.ascontiguousarray(nodes[start : start + count]),
-                "values": np.ascontiguousarray(values[start : start + count]),
-            }
-        )
-        trees.append(tree)
-        start += count
-    return trees
-
-
-def _check_forest(
-    nodes: np.ndarray,
-    values: np.ndarray,
-    counts: np.ndarray,
-    depths: np.ndarray,
-    n_features: int,
-    n_classes: int,
-) -> None:
-    """Raise ValueError unless the arrays describe trees a prediction can walk safely: every
-    internal node's children come after it and inside its tree (so every walk ends at a
-    leaf, in bounds), leaves have no children, features index the space, and thresholds and
-    values are finite numbers of the expected shape."""
-    if not len(counts) or (counts < 1).any() or int(counts.sum()) != len(nodes):
-        raise ValueError("its trees' node counts do not add up to its nodes")
-    if depths.shape != counts.shape or (depths < 0).any() or (depths >= counts).any():
-        raise ValueError("its trees' depths are not inside their node counts")
-    if values.shape != (len(nodes), 1, n_classes):
-        raise ValueError(
-            f"its values have shape {values.shape}, not ({len(nodes)}, 1, {n_classes})"
-        )
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    local = np.arange(len(nodes)) - starts
-    size = np.repeat(counts, counts)
-    left, right = nodes["left_child"], nodes["right_child"]
-    leaf = left == -1
-    if (right[leaf] != -1).any():
-        raise ValueError("a leaf has a right child")
-    inner = ~leaf
-    for child in (left[inner], right[inner]):
-        if ((child <= local[inner]) | (child >= size[inner])).any():
-            raise ValueError("a node's child is not after it inside its tree")
-    feature = nodes["feature"][inner]
-    if ((feature < 0) | (feature >= n_features)).any():
-        raise ValueError(f"a node splits on a feature outside [0, {n_features})")
-    if not np.isfinite(nodes["threshold"][inner]).all():
-        raise ValueError("a node's threshold is not finite")
 
 
 def data_digest(points: np.ndarray, values: np.ndarray, failed: np.ndarray) -> str:

@@ -41,7 +41,7 @@ from harness.space import Config, load_catalogue
 from harness.system import System, Workload
 from systems.dataset.backend import Choice, Thresholds, choose, failure_mode, verdict
 from systems.dataset.cache import USER_CACHE
-from systems.dataset.defaults import median_config, with_default_row
+from systems.dataset.defaults import median_config, plain_config, with_default_row
 from systems.dataset.infer import Dataset, apply_catalogue, build_dataset
 from systems.dataset.model import ModelSettings, SurrogateModel, cache_key, load_or_fit
 from systems.dataset.recorded import RecordedSamples, coverage, measured_noise, nearest_fidelity
@@ -137,26 +137,6 @@ def load_dataset(
     return dataset
 
 
-def _plain_config(value: Any) -> dict[str, Any] | None:
-    """``default_config`` as ``{knob: value}`` of single values (``None`` when not given);
-    anything else (a list, a number, a nested value) is one ConfigError line."""
-    if value is None or (isinstance(value, Mapping) and not value):
-        return None
-    if not isinstance(value, Mapping):
-        raise ConfigError(
-            f"default_config must be {{knob: value, ...}}, got a {type(value).__name__}"
-        )
-    plain = {}
-    for knob, item in value.items():
-        if not isinstance(knob, str) or not isinstance(item, str | int | float | bool):
-            raise ConfigError(
-                f"default_config: knob {str(knob)!r} must have one value (a number, text or "
-                f"true/false), got a {type(item).__name__}"
-            )
-        plain[knob] = item
-    return plain
-
-
 class DatasetSystem(System):
     """A recorded-data system: its tests are answered by the recorded rows or by a surrogate
     of them (``backend``: auto | recorded | surrogate, see :mod:`systems.dataset.backend`).
@@ -229,7 +209,7 @@ class DatasetSystem(System):
             max_enum=max_enum,
             catalogue=catalogue,
             knob_set=knob_set,
-            default_config=_plain_config(default_config),
+            default_config=plain_config(default_config),
             one_hot=bool(one_hot),
             ordinal=bool(ordinal),
             max_levels=int(max_levels),
