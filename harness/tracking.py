@@ -22,12 +22,13 @@ Tracking never holds up the tests and never loses them silently:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import shlex
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +39,18 @@ from harness.session_options import this_python
 from harness.tracker import NullTracker, Tracker
 from harness.tracking_batch import clean_tags, log_batch, now_ms
 from harness.tracking_outbox import FLUSH_LIMIT_S, Outbox, reason, summary
+from harness.tracking_store import (
+    ARTIFACTS_FOLDER,
+    check_artifact_folder,
+    make_artifact_folder,
+    ready_store,
+    store_lock,
+)
 from harness.tracking_uri import (
     HTTP_DEFAULTS,
     check_uri,
     redact_uri,
     sqlite_path,
-    store_lock,
     take_credentials,
 )
 from harness.tracking_view import (
@@ -88,7 +95,10 @@ class MlflowTracker(Tracker):
         if self.uri.startswith(("http://", "https://")):
             for name, value in HTTP_DEFAULTS.items():
                 os.environ.setdefault(name, value)
-        check_uri(self.uri, Path(results_dir) if results_dir else Path.cwd() / "results")
+        results = Path(results_dir) if results_dir else Path.cwd() / "results"
+        # Every check before anything is created (tracking_store's rules)
+        check_artifact_folder(results / ARTIFACTS_FOLDER)
+        check_uri(self.uri, results)
         if sqlite_path(self.uri) is not None:
             db_log = logging.getLogger("mlflow.store.db.utils")
             if not any(isinstance(f, _NoLockedTracebacks) for f in db_log.filters):
@@ -96,11 +106,11 @@ class MlflowTracker(Tracker):
         try:
             from mlflow.tracking import MlflowClient
 
-            # Opening creates (or migrates) the schema; parallel sweep jobs (joblib launcher)
-            # racing on one fresh SQLite file break it, so the opening is serialised.
-            with store_lock(self.uri):
+            with _store_ready(self.uri):
                 self.client = MlflowClient(tracking_uri=self.uri)
                 self.client.search_experiments(max_results=1)
+        except TrackingError:
+            raise
         except Exception as exc:
             raise TrackingError(
                 f"cannot open the MLflow tracking store {self._shown}: "
@@ -121,6 +131,7 @@ class MlflowTracker(Tracker):
         artifact_root: Path,
         knobs: Sequence[str] = (),
     ) -> str | None:
+        make_artifact_folder(artifact_root)
         try:
             self.experiment_id = self._experiment(experiment, artifact_root)
             run = self.client.create_run(
@@ -394,6 +405,20 @@ class MlflowTracker(Tracker):
             token = page.token
             if not token:
                 return runs
+
+
+@contextlib.contextmanager
+def _store_ready(uri: str) -> Iterator[None]:
+    """A SQLite store made complete (built aside, or repaired) and then opened under its lock:
+    parallel sweep jobs (joblib launcher) racing on one fresh file would break it. Other
+    stores: nothing to do."""
+    path = sqlite_path(uri)
+    if path is None:
+        yield
+        return
+    with store_lock(path):
+        ready_store(path)
+        yield
 
 
 def make_tracker(

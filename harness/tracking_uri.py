@@ -1,25 +1,23 @@
-"""Tracking URIs: credentials out of them, redaction of what is shown, and SQLite stores that
-are created only inside the results folder and private from the first byte."""
+"""Tracking URIs: credentials out of them, redaction of what is shown, and the fast checks of a
+URI that cannot work. (The SQLite store on disk, its privacy and its creation:
+:mod:`harness.tracking_store`.)"""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from harness.errors import TrackingError
+from harness.tracking_store import check_store
 
 __all__ = [
     "HTTP_DEFAULTS",
     "check_uri",
     "redact_uri",
     "sqlite_path",
-    "store_lock",
     "take_credentials",
 ]
 
@@ -33,25 +31,57 @@ HTTP_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
 }
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s@/]+(?:/[^\s@]*)?@")
+# A URI in free text: a scheme, then everything up to a space or a quote/bracket around it.
+_URI = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>()\[\]{}]*")
+# One item of a query or fragment: ``name=value`` (the name is kept) or a bare value.
+_ITEM = re.compile(r"[^&;#]+")
+MASK = "***"
 
 
 def redact_uri(text: str) -> str:
-    """``text`` with the user info of every URI in it masked: ``https://***@host/...``.
+    """``text`` with the user info and every query (and fragment) value of every URI in it
+    masked: ``https://***@host/path?token=***&x=***``.
 
-    Pure, and safe on any text (a URI, a message, a param value), so callers can pass anything
-    they are about to store or show.
+    Every value, not only the ones named like secrets: ``?sig=``, ``?sv=``, ``?code=`` or a
+    bare ``?abc123`` carry credentials too, and a name list always misses one. Names stay, so
+    a reader still sees what the URI carried. Pure, idempotent and safe on any text (a URI, a
+    message, a param value), so callers can pass anything they are about to store or show.
     """
-    return _USERINFO.sub(r"\1***@", text)
+    return _URI.sub(_redact_one, _USERINFO.sub(rf"\1{MASK}@", text))
+
+
+def _redact_one(match: re.Match[str]) -> str:
+    uri = match.group(0)
+    cut = min((i for i in (uri.find("?"), uri.find("#")) if i >= 0), default=-1)
+    if cut < 0:
+        return uri
+    return uri[: cut + 1] + _ITEM.sub(_mask_item, uri[cut + 1 :])
+
+
+def _mask_item(item: re.Match[str]) -> str:
+    name, eq, _ = item.group(0).partition("=")
+    return f"{name}={MASK}" if eq else MASK
 
 
 def take_credentials(uri: str) -> str:
     """``uri`` without user info; its credentials go to MLflow's variables for this process.
 
     Idempotent (a bare URI comes back unchanged), so the CLI may call it on ``tracking.uri``
-    before Hydra writes the overrides to disk, and the tracker calls it again.
+    before Hydra writes the overrides to disk, and the tracker calls it again. An http(s) URI
+    with a query or fragment (``?token=...``) is refused here, before anything is written: MLflow
+    appends its API paths to the URI, so such a URI never works, and its token would otherwise
+    reach the run folder's files.
     """
     parts = urlsplit(uri)
-    if parts.scheme not in ("http", "https") or "@" not in parts.netloc:
+    if parts.scheme not in ("http", "https"):
+        return uri
+    if parts.query or parts.fragment:
+        raise TrackingError(
+            f"tracking.uri {redact_uri(uri)} has a query string, which MLflow cannot send to a "
+            "tracking server; remove it and pass a token in MLFLOW_TRACKING_TOKEN (or a user "
+            "and password in MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD)"
+        )
+    if "@" not in parts.netloc:
         return uri
     userinfo, _, host = parts.netloc.rpartition("@")
     user, _, password = userinfo.partition(":")
@@ -78,51 +108,12 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(raw) if raw and raw != ":memory:" else None
 
 
-@contextlib.contextmanager
-def store_lock(uri: str) -> Iterator[None]:
-    """An exclusive lock file next to a SQLite store (no-op for other stores)."""
-    path = sqlite_path(uri)
-    if path is None:
-        yield
-        return
-    fd = os.open(path.with_suffix(".init-lock"), os.O_CREAT | os.O_WRONLY, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        with contextlib.suppress(FileExistsError):
-            # An empty file is a valid new database; created here so that it is private
-            # from the first byte (SQLite gives its journal files the same mode).
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
 def check_uri(uri: str, results_dir: Path) -> None:
-    """Fail early, in one line, on a store that cannot work; create nothing outside
-    ``results_dir`` (the harness often runs as root, where any path can be created)."""
+    """Fail early, in one line, on a store that cannot work or is not private; a SQLite
+    store's folder is created only inside ``results_dir`` (:func:`check_store`)."""
     path = sqlite_path(uri)
     if path is not None:
-        folder = path.parent
-        if not folder.is_dir():
-            if not folder.resolve().is_relative_to(results_dir.resolve()):
-                raise TrackingError(
-                    f"cannot create {folder} for the MLflow store {uri}: it "
-                    f"is outside the results folder {results_dir}; create it "
-                    "yourself, put the store inside the results folder, or "
-                    "set tracking=none"
-                )
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise TrackingError(
-                    f"cannot create {folder} for the MLflow store {uri}: "
-                    f"{exc.strerror}; fix tracking.uri or set tracking=none"
-                ) from None
-        if not os.access(folder, os.W_OK):
-            raise TrackingError(
-                f"MLflow store folder {folder} is not writable; "
-                "fix tracking.uri or set tracking=none"
-            )
+        check_store(path, results_dir)
     elif uri.startswith(("file:", "/", ".")) and "MLFLOW_ALLOW_FILE_STORE" not in os.environ:
         raise TrackingError(
             f"tracking.uri {uri!r} is a file store, which current MLflow refuses; "

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pwd
 import signal
 import socket
 import sqlite3
 import stat
 import subprocess
 import sys
+import textwrap
 import time
 import urllib.request
 import uuid
@@ -29,6 +31,7 @@ from harness import tracking_keys as keys
 from harness.errors import TrackingError
 from harness.records import Observation, Status
 from harness.tracking import MlflowTracker, make_tracker, redact_uri
+from tests.hostile import ROOT, run_harness
 
 _ENV = (
     "MLFLOW_TRACKING_USERNAME",
@@ -98,10 +101,24 @@ def _children(client: Any, run_id: str) -> list[Any]:
         ("https://mlflow.example.org/x", "https://mlflow.example.org/x"),
         ("sqlite:///results/mlflow.db", "sqlite:///results/mlflow.db"),
         ("write to user@example.org", "write to user@example.org"),
+        # query and fragment values, whatever their names (issue 54, weak item)
+        ("http://host:5000/?token=SECRET", "http://host:5000/?token=***"),
+        (
+            "https://u:p@host/path?access_token=SECRET&x=1",
+            "https://***@host/path?access_token=***&x=***",
+        ),
+        ("databricks://prof?sig=SECRET#code=SECRET", "databricks://prof?sig=***#code=***"),
+        ("postgresql://h/db?password=SECRET;user=u", "postgresql://h/db?password=***;user=***"),
+        ("http://h/?SECRET", "http://h/?***"),
+        (
+            "store 'http://h/?token=SECRET': refused",
+            "store 'http://h/?token=***': refused",
+        ),
     ],
 )
-def test_redact_uri_masks_user_info(text: str, shown: str) -> None:
+def test_redact_uri_masks_user_info_and_query_values(text: str, shown: str) -> None:
     assert redact_uri(text) == shown
+    assert redact_uri(shown) == shown  # idempotent: redacting twice changes nothing
 
 
 def test_dead_server_fails_fast_in_one_line_without_credentials(
@@ -390,3 +407,245 @@ def test_server_outage_buffers_without_slowing_tests_and_resume_completes(
     assert sorted(steps) == list(range(8))
     shown = again.where() + caplog.text + json.dumps(run.data.params) + json.dumps(run.data.tags)
     assert "s3cret" not in shown and "alice" not in shown
+
+
+# -- a kill -9 while the store is created (issue 54, finding 7) -------------------------------
+_KILL_CREATING = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+    results, where, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    calls = 0
+    def kill(*args, **kwargs):
+        global calls
+        calls += 1
+        if calls == count:
+            os.kill(os.getpid(), signal.SIGKILL)
+    if where in ("statement", "plain"):  # the count-th SQL statement of MLflow's migration
+        event.listen(Engine, "before_cursor_execute", kill)
+    else:  # the count-th call of os.<where>: the rename into place, or the fsync before it
+        real = getattr(os, where)
+        def fault(*args, **kwargs):
+            kill()
+            return real(*args, **kwargs)
+        setattr(os, where, fault)
+    uri = f"sqlite:///{results}/mlflow.db"
+    if where == "plain":  # MLflow on its own, private (an older harness, mlflow server)
+        os.umask(0o077)
+        from mlflow.tracking import MlflowClient
+        MlflowClient(tracking_uri=uri).search_experiments()
+    else:
+        from harness.tracking import MlflowTracker
+        MlflowTracker(uri, results_dir=results)
+""")
+
+
+def _kill_creating(results: Path, where: str, count: int) -> None:
+    """Create the store in a child process that kills itself (SIGKILL) at the given moment."""
+    results.mkdir(mode=0o700, exist_ok=True)
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILL_CREATING, str(results), where, str(count)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+
+
+def _a_session_works(results: Path) -> None:
+    """The next session on that results folder opens the store and logs a test to it."""
+    tracker = MlflowTracker(f"sqlite:///{results}/mlflow.db", results_dir=results)
+    run_id = tracker.start_session("next", "s", {"budget": 1}, {}, results / "mlartifacts")
+    assert run_id
+    tracker.log_test(_obs(0, 1.0), 1.0)
+    tracker.finish("FINISHED", {keys.METRIC_TESTS: 1}, {"config.k": 0}, {})
+    assert tracker.client.get_run(run_id).info.status == "FINISHED"
+    assert [c.data.tags[keys.TAG_TRIAL] for c in _children(tracker.client, run_id)] == ["0"]
+    assert stat.S_IMODE((results / "mlflow.db").stat().st_mode) == 0o600
+    assert not list(results.glob(".mlflow.db.building-*"))  # no litter of the killed build
+
+
+# The statements: the first one, then 50 (MLflow 3.x leaves "duplicate column name: step"),
+# 250 and 900 (an `_alembic_tmp_*` table left): each made every later session fail before.
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("where", "count"),
+    [
+        ("statement", 1),
+        ("statement", 50),
+        ("statement", 250),
+        ("statement", 900),
+        ("fsync", 1),
+        ("replace", 1),
+    ],
+)
+def test_a_kill_at_any_moment_of_the_store_creation_leaves_a_usable_store(
+    tmp_path: Path, where: str, count: int
+) -> None:
+    results = tmp_path / "results"
+    _kill_creating(results, where, count)
+    _a_session_works(results)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("count", [50, 900])
+def test_a_store_that_mlflow_left_half_migrated_and_empty_is_rebuilt(
+    tmp_path: Path, count: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    results = tmp_path / "results"
+    _kill_creating(results, "plain", count)
+    assert (results / "mlflow.db").stat().st_size > 0  # half-migrated in place
+    _a_session_works(results)
+    assert "cut short in its creation" in caplog.text
+
+
+@pytest.mark.slow
+def test_the_next_cli_session_after_a_kill_in_the_first_migration_finishes(
+    tmp_path: Path,
+) -> None:
+    results = tmp_path / "results"
+    _kill_creating(results, "statement", 50)
+    uri = f"sqlite:///{results}/mlflow.db"
+    done = run_harness(results, "system=synthetic10", "budget=3", f"tracking.uri={uri}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    from mlflow.tracking import MlflowClient
+
+    runs = MlflowClient(tracking_uri=uri).search_runs(
+        [e.experiment_id for e in MlflowClient(tracking_uri=uri).search_experiments()],
+        filter_string=f"tags.`{keys.TAG_KIND}` = 'session'",
+    )
+    assert [r.info.status for r in runs] == ["FINISHED"]
+
+
+def test_a_half_migrated_store_that_holds_runs_is_refused_not_rebuilt(tmp_path: Path) -> None:
+    db = tmp_path / "mlflow.db"
+    tracker = MlflowTracker(f"sqlite:///{db}", results_dir=tmp_path)
+    assert tracker.start_session("kept", "s", {}, {}, tmp_path / "mlartifacts")
+    tracker.finish("FINISHED", {}, {}, {})
+    with sqlite3.connect(db) as con:  # what a `mlflow db upgrade` cut short leaves
+        con.execute("UPDATE alembic_version SET version_num = '89d4b8295536'")
+        con.execute("CREATE TABLE _alembic_tmp_runs (run_uuid TEXT)")
+    con.close()
+    before = db.read_bytes()
+    with pytest.raises(TrackingError) as err:
+        MlflowTracker(f"sqlite:///{db}", results_dir=tmp_path)
+    message = str(err.value)
+    assert "\n" not in message and "_alembic_tmp_runs" in message and "holds runs" in message
+    assert f"mv {db} {db}.broken" in message
+    assert db.read_bytes() == before  # never deleted nor rebuilt
+
+
+# -- a store or folder of another user's, or open to others (issue 54, finding 10) ------------
+def _nobody() -> int:
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    return pwd.getpwnam("nobody").pw_uid
+
+
+def _seed(results: Path, case: str) -> tuple[Path, str, str]:
+    """A results folder pre-seeded as ``case`` says: (the store, what the refusal names,
+    the fix it gives)."""
+    results.mkdir(mode=0o711)
+    db = results / "mlflow.db"
+    if case.startswith("store"):
+        db.touch(mode=0o644)  # the other user's, world-readable, as they left it
+        os.chmod(db, 0o644)
+        if case == "store of another user":
+            os.chown(db, _nobody(), -1)
+            return db, f"MLflow store {db} belongs to nobody", "of your own"
+        return db, f"MLflow store {db} is readable or writable", f"chmod 600 {db}"
+    if case.startswith("folder"):
+        folder = results / "sub"
+        folder.mkdir(mode=0o700)
+        if case == "folder of another user":
+            os.chown(folder, _nobody(), -1)
+            return folder / "mlflow.db", f"folder {folder} belongs to nobody", "of your own"
+        os.chmod(folder, 0o777)
+        return folder / "mlflow.db", f"folder {folder} is writable", f"chmod go-w {folder}"
+    artifacts = results / "mlartifacts"
+    artifacts.mkdir(mode=0o700)
+    if case == "artifacts of another user":
+        os.chown(artifacts, _nobody(), -1)
+        return db, f"artifact folder {artifacts} belongs to nobody", "of your own"
+    os.chmod(artifacts, 0o755)
+    return db, f"artifact folder {artifacts} is readable or writable", f"chmod 700 {artifacts}"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "store of another user",
+        "store readable by others",
+        "folder of another user",
+        "folder writable by others",
+        "artifacts of another user",
+        "artifacts readable by others",
+    ],
+)
+def test_a_store_another_user_could_read_is_refused_before_anything_is_created(
+    tmp_path: Path, case: str
+) -> None:
+    results = tmp_path / "results"
+    db, named, fix = _seed(results, case)
+    before = sorted((p, p.stat().st_mode, p.stat().st_uid) for p in results.rglob("*"))
+    with pytest.raises(TrackingError) as err:
+        make_tracker(True, f"sqlite:///{db}", results_dir=results)
+    message = str(err.value)
+    assert "\n" not in message and named in message and fix in message, message
+    assert sorted((p, p.stat().st_mode, p.stat().st_uid) for p in results.rglob("*")) == before
+
+
+def test_the_cli_refuses_a_store_pre_seeded_by_another_user(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    db, named, _ = _seed(results, "store of another user")
+    done = run_harness(
+        results, "system=synthetic10", "budget=3", f"tracking.uri=sqlite:///{db}", timeout_s=300
+    )
+    assert done.returncode == 2, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and named in errors[0], done.stderr
+    assert db.stat().st_size == 0 and db.stat().st_uid == _nobody()  # not adopted
+    assert not (results / "sessions").exists() and not (results / "mlartifacts").exists()
+
+
+def test_a_listable_results_folder_is_accepted_and_artifacts_are_private(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir(mode=0o755)  # as a git checkout makes results/: names are not runs
+    os.chmod(results, 0o755)
+    tracker = MlflowTracker(f"sqlite:///{results}/mlflow.db", results_dir=results)
+    assert tracker.start_session("ok", "s", {}, {}, results / "mlartifacts")
+    tracker.finish("FINISHED", {}, {}, {})
+    assert stat.S_IMODE((results / "mlartifacts").stat().st_mode) == 0o700
+    assert stat.S_IMODE((results / "mlflow.db").stat().st_mode) == 0o600
+
+
+# -- query-string tokens (issue 54, weak item) -------------------------------------------------
+def test_a_token_in_the_query_of_a_tracking_uri_is_refused_and_never_written(
+    tmp_path: Path,
+) -> None:
+    results = tmp_path / "results"
+    uri = f"http://127.0.0.1:{_free_port()}/?token=s3cr3t-tok"
+    done = run_harness(results, "system=synthetic10", "budget=3", f"tracking.uri={uri}")
+    assert done.returncode == 2, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "?token=*** has a query string" in errors[0], done.stderr
+    assert "MLFLOW_TRACKING_TOKEN" in errors[0]
+    assert "s3cr3t-tok" not in done.stdout + done.stderr
+    for path in results.rglob("*") if results.exists() else []:
+        if path.is_file():
+            assert b"s3cr3t-tok" not in path.read_bytes(), path
+
+
+def test_the_tracker_refuses_a_query_token_showing_it_masked(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    uri = "https://alice:pw-s3cr3t@mlflow.example.org/?access_token=tok-s3cr3t&x=1"
+    with pytest.raises(TrackingError) as err:
+        make_tracker(True, uri, results_dir=tmp_path)
+    message = str(err.value)
+    assert "https://***@mlflow.example.org/?access_token=***&x=***" in message, message
+    assert "s3cr3t" not in message + caplog.text
+    assert not list(tmp_path.iterdir())
