@@ -32,6 +32,7 @@ import numpy as np
 
 from harness.errors import ConfigError
 from harness.space import Knob, Space, knob_from_dict
+from harness.store import spreadsheet_safe
 from harness.tuner import Tuner
 
 __all__ = ["FORMAT", "MODEL_FILE", "SETTINGS", "Artifacts", "load_artifacts", "save_artifacts"]
@@ -41,8 +42,6 @@ SETTINGS = "settings.json"
 MODEL_FILE = "classifier.json"
 #: The name older versions gave a pickled (joblib) model: recognised, never loaded.
 _PICKLED_MODEL = "classifier.joblib"
-#: Text cells starting with these run as formulas in spreadsheets (CSV injection).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _knob_entry(knob: Knob) -> dict[str, Any]:
@@ -137,21 +136,9 @@ def save_artifacts(
                     obs.score,
                     imputed,
                     *point,
-                    *(_csv_cell(obs.config[n]) for n in space.names),
+                    *(spreadsheet_safe(obs.config[n]) for n in space.names),
                 ]
             )
-
-
-def _csv_cell(value: Any) -> Any:
-    """``value`` for a CSV cell: text a spreadsheet would run as a formula gets a leading
-    ``'`` (numbers, even negative ones, and text that reads as a number stay as they are)."""
-    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
-        return value
-    try:
-        float(value)
-    except ValueError:
-        return "'" + value
-    return value
 
 
 @dataclass

@@ -76,8 +76,9 @@ class DatasetConf:
     direction: str = "max"
     #: first | <row index> | median (an is_default column wins); see systems/dataset/README.md
     default_row: Any = None
-    #: {knob: value, ...}: the default configuration, given (wins over default_row)
-    default_config: dict[str, Any] | None = None
+    #: {knob: value, ...}: the default configuration, given (wins over default_row); typed
+    #: Any so that a command-line dict merges into the null default and the adapter checks it
+    default_config: Any = None
 
 
 @dataclass

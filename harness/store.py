@@ -288,8 +288,12 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 def spreadsheet_safe(cell: Any) -> Any:
     """``cell`` for a CSV a person may open in a spreadsheet: text that a spreadsheet would
     run as a formula (``=HYPERLINK(...)``, ``@SUM``, ``-2+3``) gets a leading ``'``; numbers,
-    booleans and other text are written as they are."""
-    if isinstance(cell, str) and cell.startswith(_FORMULA_START):
+    text that reads as one (``-3.5``), booleans and other text are written as they are."""
+    if not isinstance(cell, str) or not cell.startswith(_FORMULA_START):
+        return cell
+    try:
+        float(cell)
+    except ValueError:
         return "'" + cell
     return cell
 

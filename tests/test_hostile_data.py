@@ -459,11 +459,6 @@ def test_a_default_config_that_is_not_knob_values_is_a_config_error(
         DatasetSystem(str(_table(tmp_path)), "y", cache_dir=None, default_config=value)  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Hydra cannot merge a dict into DatasetConf.default_config (typed dict | None, "
-    "default None) in harness/config.py: an OmegaConf traceback before any harness code",
-)
 def test_default_config_from_the_command_line_is_one_line(tmp_path: Path) -> None:
     done = run_harness(
         tmp_path / "results",
