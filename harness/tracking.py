@@ -16,8 +16,11 @@ Tracking never holds up the tests and never loses them silently:
 * the best configuration is mutable (tags ``harness.best.<knob>`` and ``best_config.json``),
   because MLflow params are write-once and the best changes when a session is resumed;
 * credentials never reach a param, a tag or a message: ``user:password@`` in an http(s) URI
-  moves into ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` for this process, and
-  every text shown or logged passes through :func:`redact_uri`.
+  moves into ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` for this process, an
+  http(s) URI with a query (``?token=``) is refused, and every text shown or logged passes
+  through :func:`redact_uri` (user info and every query value masked);
+* a SQLite store is private to its owner and survives a kill -9 while it is created
+  (:mod:`harness.tracking_store`).
 """
 
 from __future__ import annotations

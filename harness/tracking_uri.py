@@ -70,8 +70,12 @@ def take_credentials(uri: str) -> str:
     before Hydra writes the overrides to disk, and the tracker calls it again. An http(s) URI
     with a query or fragment (``?token=...``) is refused here, before anything is written: MLflow
     appends its API paths to the URI, so such a URI never works, and its token would otherwise
-    reach the run folder's files.
+    reach the run folder's files. A value in Hydra's quotes (``tracking.uri='"http://..."'``,
+    which an ``=`` in a query needs) is handled inside its quotes.
     """
+    quote = uri[:1]
+    if len(uri) >= 2 and quote in ("'", '"') and uri.endswith(quote):
+        return f"{quote}{take_credentials(uri[1:-1])}{quote}"
     parts = urlsplit(uri)
     if parts.scheme not in ("http", "https"):
         return uri

@@ -623,11 +623,12 @@ def test_a_listable_results_folder_is_accepted_and_artifacts_are_private(tmp_pat
 
 
 # -- query-string tokens (issue 54, weak item) -------------------------------------------------
+@pytest.mark.parametrize("quote", ["", '"'])  # Hydra needs quotes around a value with "="
 def test_a_token_in_the_query_of_a_tracking_uri_is_refused_and_never_written(
-    tmp_path: Path,
+    tmp_path: Path, quote: str
 ) -> None:
     results = tmp_path / "results"
-    uri = f"http://127.0.0.1:{_free_port()}/?token=s3cr3t-tok"
+    uri = f"{quote}http://127.0.0.1:{_free_port()}/?token=s3cr3t-tok{quote}"
     done = run_harness(results, "system=synthetic10", "budget=3", f"tracking.uri={uri}")
     assert done.returncode == 2, done.stderr[-3000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
