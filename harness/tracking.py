@@ -16,22 +16,19 @@ Tracking never holds up the tests and never loses them silently:
 * the best configuration is mutable (tags ``harness.best.<knob>`` and ``best_config.json``),
   because MLflow params are write-once and the best changes when a session is resumed;
 * credentials never reach a param, a tag or a message: ``user:password@`` in an http(s) URI
-  moves into ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` for this process, an
-  http(s) URI with a query (``?token=``) is refused, and every text shown or logged passes
-  through :func:`redact_uri` (user info and every query value masked);
-* a SQLite store is private to its owner and survives a kill -9 while it is created
-  (:mod:`harness.tracking_store`).
+  moves into ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` for this process, a
+  ``?token=`` in one is refused, and every text shown or logged passes through
+  :func:`redact_uri`; a SQLite store is private and kill-safe (:mod:`harness.tracking_store`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import shlex
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +43,7 @@ from harness.tracking_store import (
     ARTIFACTS_FOLDER,
     check_artifact_folder,
     make_artifact_folder,
-    ready_store,
-    store_lock,
+    store_ready,
 )
 from harness.tracking_uri import (
     HTTP_DEFAULTS,
@@ -99,7 +95,6 @@ class MlflowTracker(Tracker):
             for name, value in HTTP_DEFAULTS.items():
                 os.environ.setdefault(name, value)
         results = Path(results_dir) if results_dir else Path.cwd() / "results"
-        # Every check before anything is created (tracking_store's rules)
         check_artifact_folder(results / ARTIFACTS_FOLDER)
         check_uri(self.uri, results)
         if sqlite_path(self.uri) is not None:
@@ -109,7 +104,7 @@ class MlflowTracker(Tracker):
         try:
             from mlflow.tracking import MlflowClient
 
-            with _store_ready(self.uri):
+            with store_ready(sqlite_path(self.uri)):
                 self.client = MlflowClient(tracking_uri=self.uri)
                 self.client.search_experiments(max_results=1)
         except TrackingError:
@@ -408,20 +403,6 @@ class MlflowTracker(Tracker):
             token = page.token
             if not token:
                 return runs
-
-
-@contextlib.contextmanager
-def _store_ready(uri: str) -> Iterator[None]:
-    """A SQLite store made complete (built aside, or repaired) and then opened under its lock:
-    parallel sweep jobs (joblib launcher) racing on one fresh file would break it. Other
-    stores: nothing to do."""
-    path = sqlite_path(uri)
-    if path is None:
-        yield
-        return
-    with store_lock(path):
-        ready_store(path)
-        yield
 
 
 def make_tracker(

@@ -46,6 +46,7 @@ __all__ = [
     "make_artifact_folder",
     "ready_store",
     "store_lock",
+    "store_ready",
 ]
 
 log = logging.getLogger(__name__)
@@ -180,6 +181,19 @@ def store_lock(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+@contextlib.contextmanager
+def store_ready(path: Path | None) -> Iterator[None]:
+    """The store at ``path`` made complete (:func:`ready_store`), then held under its lock while
+    the caller opens it: parallel sweep jobs (joblib launcher) racing on one fresh file would
+    break it. ``None`` (a store that is not a SQLite file): nothing to do."""
+    if path is None:
+        yield
+        return
+    with store_lock(path):
+        ready_store(path)
+        yield
 
 
 def ready_store(path: Path) -> None:
