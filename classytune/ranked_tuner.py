@@ -36,7 +36,8 @@ from classytune.induction import DEFAULT_BITS
 from classytune.ranked import CATEGORICAL_MOVES, category_levels, ranked_batch
 from classytune.remeasure import Remeasure
 from classytune.trust import improved, update_scale
-from classytune.warm_start import elite_points, load_priors
+from classytune.warm_start import elite_points, load_priors, source_list
+from classytune.warm_start import preflight as check_sources
 from harness.errors import ConfigError
 from harness.space import Config, Space
 
@@ -134,7 +135,7 @@ class ClassyTuneRanked(ClassyTuneBase):
         remeasure: int = 0,
         remeasure_top: int = 3,
         remeasure_tolerance: float = 1e-3,
-        warm_start: Sequence[str] = (),
+        warm_start: str | Sequence[str] = (),
         warm_pairs: int = 1500,
         warm_elite: int = 0,
     ) -> None:
@@ -215,10 +216,13 @@ class ClassyTuneRanked(ClassyTuneBase):
             self.plan = round_sizes(budget - remeasure, self.n_initial, self.rounds)
         if warm_pairs < 1 or warm_elite < 0:
             raise ConfigError("warm_pairs must be >= 1 and warm_elite >= 0")
-        self.warm_start = [str(source) for source in warm_start or ()]
+        self.warm_start = source_list(warm_start)  # a path given as text is one source
         self.warm_pairs, self.warm_elite = int(warm_pairs), int(warm_elite)
         self._priors = load_priors(self.warm_start, space)
         self._prior_pairs: list[tuple[np.ndarray, np.ndarray]] | None = None
+
+    #: The warm-start sources, checked before the session is created (exit 2, no folder).
+    preflight = staticmethod(check_sources)
 
     def params(self) -> dict[str, object]:
         return {

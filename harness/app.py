@@ -21,12 +21,20 @@ from harness.errors import HarnessError
 from harness.records import Observation
 from harness.report import format_value, summary
 from harness.rerun import existing_session, resume_overrides
-from harness.signals import child_pids
+from harness.signals import (
+    STOP_SIGNALS,
+    SignalGuard,
+    child_pids,
+    installable,
+    interrupt_exit_code,
+    note_stop,
+)
 from harness.tracking import take_credentials
-from harness.validate import check_workload_choices, ensure_results_dir
+from harness.validate import check_counts, check_workload_choices, ensure_results_dir
 
 log = logging.getLogger("harness")
-#: Exit codes: 0 finished, 1 aborted, 2 bad input (before any test), 130 interrupted.
+#: Exit codes: 0 finished, 1 aborted, 2 bad input (before any test), 130 interrupted (129 when
+#: by a hang-up: :func:`harness.signals.interrupt_exit_code`).
 EXIT_CODES = {"ABORTED": 1, "INTERRUPTED": 130}
 register_configs()
 
@@ -56,11 +64,34 @@ def _logs_above(bar: Any, enabled: bool) -> Any:
 def run(cfg: DictConfig) -> float | None:
     """Build and run one session; return the best objective value (for sweepers)."""
     resumable = bool(cfg.session.get("name")) and cfg.session.get("existing") == "resume"
-    if _STOP.is_set():  # a sweep was interrupted: the jobs still queued do not start
-        log.warning("sweep interrupted: not starting this job")
-        sweep_outcome.record(
-            "INTERRUPTED", detail="not started (the sweep was interrupted)", resumable=resumable
-        )
+    if not _in_worker():
+        return _run(cfg, resumable)
+    # A launcher's worker process: a stop forwarded by the sweep's process ends this job in
+    # order while it prepares; its session then handles signals itself.
+    try:
+        with SignalGuard() as guard:
+            return _run(cfg, resumable, guard)
+    except KeyboardInterrupt:
+        _not_started(resumable)
+        return None
+
+
+def _in_worker() -> bool:
+    """Whether this job runs in a launcher's worker process (joblib), not in the process that
+    launched the sweep (Hydra's basic launcher runs jobs in it)."""
+    return _multirun() and _STOP.pid != os.getpid()
+
+
+def _not_started(resumable: bool) -> None:
+    log.warning("sweep interrupted: not starting this job")
+    sweep_outcome.record(
+        "INTERRUPTED", detail="not started (the sweep was interrupted)", resumable=resumable
+    )
+
+
+def _run(cfg: DictConfig, resumable: bool, guard: SignalGuard | None = None) -> float | None:
+    if _STOP.is_set() or sweep_outcome.stop_requested():  # queued jobs of a stopped sweep
+        _not_started(resumable)
         return None
     sweep_outcome.record(
         sweep_outcome.RUNNING, session=cfg.session.get("name"), resumable=resumable
@@ -73,10 +104,12 @@ def run(cfg: DictConfig) -> float | None:
             print(f"session {folder.name} finished before ({folder}): skipped")
             sweep_outcome.record(sweep_outcome.SKIPPED, session=str(folder), resumable=True)
             return None
-        log.info("session %s stopped before: continuing it (resume=%s)", folder.name, folder)
+        log.info("session %s continues to %s tests (resume=%s)", folder.name, cfg.budget, folder)
         cfg = OmegaConf.merge(cfg, {"resume": str(folder)})  # type: ignore[assignment]
-        overrides = resume_overrides(overrides)
+        overrides = resume_overrides(overrides, int(cfg.budget))
     session = api.prepare(cfg, overrides)
+    if guard is not None:
+        guard.armed = False  # from here the session's own guard stops it and records it
     bar, update = _progress(
         session.options.budget, session.options.progress, session.objective.unit
     )
@@ -87,7 +120,7 @@ def run(cfg: DictConfig) -> float | None:
             result = api.run(session, on_progress=update)
     finally:
         bar.close()
-    print(summary(result))
+    _say(summary(result))
     sweep_outcome.record(
         result.status,
         session=str(result.directory),
@@ -99,8 +132,17 @@ def run(cfg: DictConfig) -> float | None:
     if result.status == "INTERRUPTED":
         _STOP.set()
     if not _multirun() and result.status in EXIT_CODES:
-        sys.exit(EXIT_CODES[result.status])  # scripts chaining sessions see what happened
+        # scripts chaining sessions see what happened
+        interrupted = result.status == "INTERRUPTED"
+        sys.exit(interrupt_exit_code() if interrupted else EXIT_CODES[result.status])
     return result.value(result.best)
+
+
+def _say(text: str) -> None:
+    """Print on stdout, unless it is gone: a terminal that hung up (SIGHUP) answers every
+    write with EIO, and the session, already recorded, must still end with its exit code."""
+    with contextlib.suppress(OSError):
+        print(text)
 
 
 def _multirun() -> bool:
@@ -127,6 +169,7 @@ class _Stop:
     def __init__(self) -> None:
         self._set = False
         self.sweep = False
+        self.pid: int | None = None  # the process that runs main(), which launches a sweep
 
     def is_set(self) -> bool:
         return self._set
@@ -135,15 +178,19 @@ class _Stop:
         self._set = True
 
     def handle(self, signum: int, frame: object) -> None:
+        note_stop(signum)
         if not self.sweep or self._set:
             raise KeyboardInterrupt
         self._set = True
-        print(
-            "stopping the sweep: running sessions stop and keep their tests "
-            "(Ctrl-C again to force)",
-            file=sys.stderr,
-        )
-        for child in child_pids(os.getpid()):
+        with contextlib.suppress(OSError):  # a hung-up terminal cannot be written to
+            print(
+                "stopping the sweep: running sessions stop and keep their tests "
+                "(Ctrl-C again to force)",
+                file=sys.stderr,
+            )
+        sweep_outcome.request_stop()
+        # Only workers inside a job: one still starting has no handler, and would die.
+        for child in set(child_pids(os.getpid())) & sweep_outcome.running_pids():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(child, signum)
 
@@ -173,6 +220,7 @@ def main() -> None:
     """``python -m harness``: private files, Ctrl-C that always works, and exit codes."""
     # Results, logs and secrets are the user's: nothing we create is readable by others.
     os.umask(0o077)
+    _STOP.pid = os.getpid()
     _STOP.sweep = any(a in ("-m", "--multirun") for a in sys.argv[1:])
     try:
         # before Hydra writes the command line into the run folder (.hydra/*.yaml)
@@ -181,27 +229,35 @@ def main() -> None:
         # answers an unwritable or full one with a traceback
         ensure_results_dir(Path(_last_value(sys.argv[1:], "results_dir") or "results"))
         check_workload_choices(sys.argv[1:])
+        check_counts(sys.argv[1:])
+        if _STOP.sweep:
+            sweep_outcome.check_sweep_size(sys.argv[1:])
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     # Installed explicitly: a process started in the background of a script inherits SIGINT
     # as ignored, and a session must still stop on it (each session installs its own
     # handler while it runs; this one covers the time between sessions).
-    signal.signal(signal.SIGINT, _STOP.handle)
-    signal.signal(signal.SIGTERM, _STOP.handle)
+    # SIGHUP (a closed terminal) too, unless nohup asked to ignore it.
+    for signum in STOP_SIGNALS:
+        if installable(signum):
+            signal.signal(signum, _STOP.handle)
     code: int | str | None = 0
     try:
         _hydra_main()
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        code = 130
+        with contextlib.suppress(OSError):
+            print("interrupted", file=sys.stderr)
+        code = interrupt_exit_code()
     except SystemExit as exc:  # Hydra's own error exit (e.g. a launcher that lost a job)
         code = exc.code
     # A sweep ends by saying what became of every job (a cancelled Slurm job returns as if
     # it had finished; one that died hard says nothing): harness.sweep_outcome.
-    swept = sweep_outcome.report()
+    swept: int | None = None
+    with contextlib.suppress(OSError):  # stdout gone with a hung-up terminal
+        swept = sweep_outcome.report()
     if _STOP.is_set():
-        code = 130  # a sweep stopped by Ctrl-C: its sessions are INTERRUPTED
+        code = interrupt_exit_code()  # a sweep stopped by a signal: its sessions INTERRUPTED
     elif swept and code in (0, None):
         code = swept
     if code not in (0, None):

@@ -44,6 +44,7 @@ from harness.validate import (
     RESUME_OVERRIDABLE,
     check_range_overrides,
     check_resume_overrides,
+    check_tuner_inputs,
     check_tuner_options,
     check_unknown_keys,
     check_workload_numbers,
@@ -296,6 +297,7 @@ def build_session(
         )
     tuner_name = tuner_name_of(tuner_factory)
     check_tuner_options(tuner_factory, tuner_name)
+    check_tuner_inputs(tuner_factory, system.space, str(cfg.system.name))  # e.g. warm starts
     if "machine" in inspect.signature(tuner_factory.func).parameters:
         tuner_factory = partial(tuner_factory, machine=machine)  # rules that read the host
     tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri), results_dir=results)

@@ -4,7 +4,8 @@ A sweep whose jobs name their sessions
 (``session.name='${hydra:runtime.choices.tuner}-s${seed}'``) and set
 ``session.existing=resume`` can be rerun after any stop (a cancelled Slurm job, a dead node, a
 Ctrl-C): a job whose session folder holds a FINISHED session is skipped, one whose session
-stopped early continues it as ``resume=`` would, and the others start. A folder holding a
+stopped early, or finished a budget this job raises, continues it as ``resume=`` would, and
+the others start. A folder holding a
 session of another setup (tuner, system, workload, seed, objective, repeats) is refused in one
 line rather than mixed into. ``session.existing=fail`` (the default) keeps the old behaviour: a
 name that is taken stops the job.
@@ -29,7 +30,9 @@ SAME_SETUP = ("tuner", "system", "workload", "seed", "objective", "repeats")
 
 def existing_session(cfg: DictConfig) -> tuple[Path, bool] | None:
     """``(folder, finished)`` of the session this job names, when ``session.existing`` is
-    ``resume`` and the folder holds one of the same setup; None when the job starts anew."""
+    ``resume`` and the folder holds one of the same setup; None when the job starts anew.
+    ``finished``: it ended FINISHED and this job's budget is not above its own (a raised
+    budget continues it, as ``resume=<folder> budget=N`` would)."""
     if cfg.session.get("existing", "fail") != "resume" or cfg.get("resume"):
         return None
     if not cfg.session.get("name"):
@@ -53,12 +56,15 @@ def existing_session(cfg: DictConfig) -> tuple[Path, bool] | None:
                 f"session folder {folder} holds a session with another {key}; "
                 "give this job another session.name"
             )
-    return folder, meta.get("status") == "FINISHED"
+    raised = int(cfg.budget) > int(stored.get("budget", cfg.budget))
+    return folder, meta.get("status") == "FINISHED" and not raised
 
 
-def resume_overrides(overrides: list[str]) -> list[str]:
-    """The command line's overrides a resume honours (the rest defined the stored session)."""
-    return [
+def resume_overrides(overrides: list[str], budget: int | None = None) -> list[str]:
+    """The command line's overrides a resume honours (the rest defined the stored session),
+    with ``budget=<budget>`` when the job's budget came from elsewhere (a recipe): the
+    budget the job asks for is the one its session continues to."""
+    kept = [
         text
         for text in overrides
         if any(
@@ -66,3 +72,6 @@ def resume_overrides(overrides: list[str]) -> list[str]:
             for k in RESUME_OVERRIDABLE
         )
     ]
+    if budget is not None and not any(override_key(text) == "budget" for text in kept):
+        kept.append(f"budget={budget}")
+    return kept

@@ -151,6 +151,7 @@ class Session(ReferenceRuns, PoolLoop):
             self._confirm(observations, references)
         except KeyboardInterrupt:
             status = "INTERRUPTED"
+            self._catch_up(observations)
             message = (
                 f"interrupted after {len(observations)}/{self.options.budget} tests; "
                 f"resume with: {resume_command(self.store.directory)}"

@@ -14,7 +14,22 @@ from harness.objective import Objective
 from harness.records import Observation, Status, answer_of, best_measured, measurement_count
 from harness.space import Space
 
-__all__ = ["SessionOptions", "SessionPolicy", "SessionResult", "resume_command"]
+__all__ = [
+    "MAX_BUDGET",
+    "MAX_CONFIRM",
+    "MAX_REPEATS",
+    "SessionOptions",
+    "SessionPolicy",
+    "SessionResult",
+    "resume_command",
+]
+
+#: Caps no real session reaches (the paper's sessions run 50-500 tests of minutes each), so
+#: that a typo in a count is refused in one line instead of allocating memory for it
+#: (``budget=2000000000`` asked the initial sample for 179 GiB) or running for ever.
+MAX_BUDGET = 100_000
+MAX_REPEATS = 100
+MAX_CONFIRM = 100
 
 
 @dataclass
@@ -60,10 +75,16 @@ class SessionOptions(SessionPolicy):
     def __post_init__(self) -> None:
         from harness.errors import ConfigError
 
-        if self.budget < 1:
-            raise ConfigError(f"budget must be at least 1 test, got {self.budget}; e.g. budget=50")
-        if self.repeats < 1:
-            raise ConfigError(f"repeats must be at least 1, got {self.repeats}; e.g. repeats=3")
+        if not 1 <= self.budget <= MAX_BUDGET:
+            raise ConfigError(
+                f"budget must be at least 1 test and at most {MAX_BUDGET}, got {self.budget}; "
+                "e.g. budget=50"
+            )
+        if not 1 <= self.repeats <= MAX_REPEATS:
+            raise ConfigError(
+                f"repeats must be at least 1 and at most {MAX_REPEATS}, got {self.repeats}; "
+                "e.g. repeats=3"
+            )
         if self.seed < 0:
             raise ConfigError(f"seed must be 0 or more, got {self.seed}; e.g. seed=0")
         if not self.timeout_factor > 1.0 or self.timeout_factor == float("inf"):
@@ -82,8 +103,11 @@ class SessionOptions(SessionPolicy):
             raise ConfigError(f"session.parallel must be at least 1, got {self.parallel}")
         if self.existing not in ("fail", "resume"):
             raise ConfigError(f"session.existing must be fail or resume, got {self.existing!r}")
-        if self.confirm is not None and self.confirm < 0:
-            raise ConfigError("session.confirm must be 0 (off) or a number of runs, e.g. 3")
+        if self.confirm is not None and not 0 <= self.confirm <= MAX_CONFIRM:
+            raise ConfigError(
+                f"session.confirm must be 0 (off) or a number of runs up to {MAX_CONFIRM}, "
+                f"got {self.confirm}; e.g. session.confirm=3"
+            )
 
 
 @dataclass

@@ -36,6 +36,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
+from harness.errors import StoreError
 from harness.pool import Worker, batch_size, tagged
 from harness.records import Observation, config_key
 from harness.space import Config
@@ -177,6 +178,18 @@ class PoolLoop:
         self.store.append(obs)
         self.tracker.log_test(obs, self._objective_value(obs))
         return obs
+
+    def _catch_up(self, observations: list[Observation]) -> None:
+        """Add the tests the store holds beyond ``observations``. A signal that lands after a
+        test is stored but before it is recorded (while it is logged to MLflow, say) left the
+        summary and session.json one test short of the folder ("interrupted after N tests"
+        with N + 1 stored); the store is what a resume continues from, so it is the count."""
+        try:
+            held = self.store.load()
+        except (OSError, StoreError) as exc:
+            log.warning("cannot read the stored tests back: %s", exc)
+            return
+        observations.extend(held[len(observations) :])
 
     def _replayed(self, obs: Observation, logged: set[int]) -> Observation:
         if obs.trial not in logged:

@@ -20,6 +20,7 @@ it has from :class:`SweepOutcome`, a Hydra callback (``hydra.callbacks`` in ``co
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import sys
@@ -33,10 +34,29 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-__all__ = ["OUTCOME_FILE", "SweepOutcome", "record", "report"]
+from harness.errors import ConfigError
+
+__all__ = [
+    "MAX_SWEEP_JOBS",
+    "OUTCOME_FILE",
+    "STOP_FILE",
+    "SweepOutcome",
+    "check_sweep_size",
+    "record",
+    "report",
+    "request_stop",
+    "running_pids",
+    "stop_requested",
+    "sweep_size",
+]
 
 #: Written by each job in its Hydra output folder.
 OUTCOME_FILE = "harness_outcome.json"
+#: The most jobs one sweep may have (5 tuners x 20 systems x 10 seeds is 1,000).
+MAX_SWEEP_JOBS = 10_000
+#: Written in the sweep's folder when the sweep is stopped: a job that starts later (a launcher's
+#: worker process that was still starting when the signal came) reads it and runs nothing.
+STOP_FILE = ".harness_stop"
 #: Statuses a job may end with, besides a session's FINISHED | ABORTED | INTERRUPTED.
 SKIPPED = "SKIPPED"  # its session had finished in an earlier run of the sweep
 ERROR = "ERROR"  # bad input: the job ran nothing
@@ -89,13 +109,49 @@ def _expected_jobs(config: DictConfig) -> int | None:
     """How many jobs Hydra's basic sweeper makes of the command line (None for others)."""
     if "basic_sweeper" not in str(config.hydra.sweeper.get("_target_", "")):
         return None
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+    return sweep_size(list(config.hydra.overrides.task))
 
-    parser = OverridesParser.create()
-    overrides = parser.parse_overrides(list(config.hydra.overrides.task))
-    batches = BasicSweeper.split_arguments(overrides, None)
-    return sum(len(batch) for batch in batches)
+
+def sweep_size(arguments: list[str]) -> int:
+    """How many jobs the basic sweeper makes of ``arguments``: the product of every swept
+    key's number of values, counted without listing them (Hydra's own expansion of
+    ``seed=range(0,1000000000)`` would build the billion overrides first). A ``glob(...)``
+    counts one: its options are known only once the config groups are listed."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import ChoiceSweep, RangeSweep
+
+    size = 1
+    for override in OverridesParser.create().parse_overrides(arguments):
+        if not override.is_sweep_override():
+            continue
+        value = override.value()
+        if isinstance(value, ChoiceSweep):
+            size *= len(value.list)
+        elif isinstance(value, RangeSweep) and value.step:
+            span = (float(value.stop) - float(value.start)) / float(value.step)  # type: ignore[arg-type]
+            size *= max(0, math.ceil(span))
+    return size
+
+
+def check_sweep_size(arguments: list[str]) -> None:
+    """A sweep of more than :data:`MAX_SWEEP_JOBS` jobs is refused in one line, before Hydra
+    lists them: such a number is a typo (a range's bound), never a plan. Flags and what Hydra
+    cannot parse are left to Hydra, which says them better."""
+    overrides = []
+    for argument in arguments:
+        if argument.startswith("-") or "=" not in argument:
+            continue  # a flag, or a flag's value (--config-dir DIR)
+        try:
+            sweep_size([argument])
+        except Exception:  # Hydra's parser errors
+            continue
+        overrides.append(argument)
+    size = sweep_size(overrides)
+    if size > MAX_SWEEP_JOBS:
+        raise ConfigError(
+            f"this sweep has {size} jobs, more than the {MAX_SWEEP_JOBS} a sweep may have; "
+            "check its ranges and lists (e.g. seed=range(0,10)), or split it into sweeps"
+        )
 
 
 class SweepOutcome(Callback):
@@ -104,10 +160,43 @@ class SweepOutcome(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _SWEEP.folder = Path(str(config.hydra.sweep.dir))
         _SWEEP.started = time.time() - 2.0  # a file system's timestamps may lag a little
+        (_SWEEP.folder / STOP_FILE).unlink(missing_ok=True)  # an earlier, stopped run's
         try:
             _SWEEP.expected = _expected_jobs(config)
         except Exception:  # a sweep syntax the parser here does not know: list what is found
             _SWEEP.expected = None
+
+
+def request_stop() -> None:
+    """Tell the jobs not started yet that the sweep is stopped (the launching process)."""
+    if _SWEEP.folder is not None:
+        try:
+            _SWEEP.folder.mkdir(parents=True, exist_ok=True)
+            (_SWEEP.folder / STOP_FILE).write_text(f"{os.getpid()}\n")
+        except OSError:
+            pass  # the jobs already running are told by a signal; queued ones then start
+
+
+def stop_requested() -> bool:
+    """Whether this sweep job's sweep was stopped before the job began (a job's process)."""
+    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
+        return False
+    return (Path(str(HydraConfig.get().sweep.dir)) / STOP_FILE).exists()
+
+
+def running_pids() -> set[int]:
+    """The processes on this machine whose job of this sweep is in its session now (their
+    outcome says RUNNING): the ones a stop is forwarded to. A launcher's worker that has not
+    begun a job has no handler yet, and a signal would kill it (a loky worker dying so makes
+    joblib raise TerminatedWorkerError with a traceback); it reads :data:`STOP_FILE` instead."""
+    if _SWEEP.folder is None:
+        return set()
+    here = socket.gethostname()
+    return {
+        int(outcome.get("pid", 0))
+        for outcome in _read(_SWEEP.folder, _SWEEP.started).values()
+        if outcome.get("status") == RUNNING and outcome.get("host") == here
+    } - {0}
 
 
 def _read(folder: Path, since: float) -> dict[int, dict[str, Any]]:

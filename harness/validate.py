@@ -17,11 +17,14 @@ from omegaconf import DictConfig
 
 from harness.config import HarnessConfig
 from harness.errors import ConfigError
+from harness.session_options import MAX_BUDGET, MAX_CONFIRM, MAX_REPEATS
 
 __all__ = [
     "RESUME_OVERRIDABLE",
+    "check_counts",
     "check_range_overrides",
     "check_resume_overrides",
+    "check_tuner_inputs",
     "check_tuner_options",
     "check_unknown_keys",
     "check_workload_numbers",
@@ -119,6 +122,16 @@ def check_tuner_options(factory: partial[Any], name: str) -> None:
             f"tuner {name!r} has no option(s) {', '.join(unknown)}; its options: "
             f"{', '.join(options) or 'none'}"
         )
+
+
+def check_tuner_inputs(factory: partial[Any], space: Any, system: str) -> None:
+    """A tuner class may check its inputs against this system before anything is created:
+    a ``preflight(options, space, system)`` class method that raises ConfigError (ClassyTune
+    reads its warm-start sources' headers there). A failure then exits 2 with no session
+    folder, instead of ending a session that was just created."""
+    preflight = getattr(factory.func, "preflight", None)
+    if callable(preflight):
+        preflight(dict(factory.keywords), space, system)
 
 
 def target_signature(node: dict[str, Any]) -> inspect.Signature | None:
@@ -279,9 +292,79 @@ def check_range_overrides(ranges: dict[str, Any]) -> None:
                 )
 
 
+#: Counts on the command line: their caps (:mod:`harness.session_options`) and an example.
+_COUNTS = {
+    "budget": (MAX_BUDGET, 100),
+    "repeats": (MAX_REPEATS, 3),
+    "session.confirm": (MAX_CONFIRM, 3),
+}
+
+
+def check_counts(arguments: list[str]) -> None:
+    """``budget``, ``repeats`` and ``session.confirm`` on the command line (every value of a
+    sweep list) are whole numbers within their caps: ``budget=2e9`` or ``budget=1e20`` get
+    one line before Hydra composes (Hydra's own answer to a float was a multi-line type
+    error; a huge whole number asked for memory before failing). Values Hydra computes
+    (``${...}``, ``range(...)``), and the lower bounds, are checked once composed
+    (:class:`harness.session_options.SessionOptions`)."""
+    for argument in arguments:
+        name, sep, value = argument.partition("=")
+        key = name.lstrip("+~")
+        if not sep or key not in _COUNTS or "(" in value or "$" in value:
+            continue
+        high, example = _COUNTS[key]
+        for text in value.split(","):
+            try:
+                number = float(text)
+            except ValueError:
+                continue  # not a number: Hydra's type check names it
+            if not (math.isfinite(number) and number.is_integer() and number <= high):
+                raise ConfigError(
+                    f"{key}={text.strip()} is not a whole number up to {high} (a cap no "
+                    f"real session reaches); e.g. {key}={example}"
+                )
+
+
+#: Folders a session never writes into (it makes sessions/, work/, runs/ and mlflow.db
+#: there): the file system's root and the system's own folders, themselves ...
+_NOT_ITSELF: tuple[str, ...] = ("/", "/home", "/media", "/mnt", "/opt", "/root", "/run", "/srv")
+_NOT_ITSELF += ("/tmp", "/var", "/var/lib", "/var/log", "/var/tmp")
+#: ... and these with everything below them.
+_SYSTEM_TREES: tuple[str, ...] = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/proc",
+    "/sbin",
+)
+_SYSTEM_TREES += ("/sys", "/usr")
+
+
+def _system_folder(folder: Path) -> bool:
+    """Whether ``folder`` (resolved: ``/tmp/..`` is ``/``) is a system folder or a home
+    folder itself."""
+    resolved = folder.expanduser().resolve()
+    mine = {Path(p) for p in _NOT_ITSELF} | {Path.home().resolve()}
+    trees = [Path(p) for p in _SYSTEM_TREES]
+    return resolved in mine or any(resolved.is_relative_to(tree) for tree in trees)
+
+
 def ensure_results_dir(folder: Path) -> Path:
     """``folder``, created if missing (0711) and probed with a write, or a one-line
-    ConfigError (unwritable, not a folder, a full disk)."""
+    ConfigError (a system folder, unwritable, not a folder, a full disk).
+
+    A system folder (``/``, ``/etc``, ``/usr``, a home folder itself) is refused before
+    anything is written: a session fills its results folder with its own subfolders, and run
+    as root it would do so anywhere."""
+    if _system_folder(folder):
+        raise ConfigError(
+            f"results_dir={folder} is a system or home folder; give the results a folder of "
+            f"their own, e.g. results_dir={Path.home() / 'harness-results'}"
+        )
     try:
         if not folder.exists():
             folder.mkdir(parents=True)
