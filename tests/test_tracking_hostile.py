@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import pwd
+import shutil
 import signal
 import socket
 import sqlite3
@@ -487,6 +488,39 @@ def test_a_kill_at_any_moment_of_the_store_creation_leaves_a_usable_store(
 ) -> None:
     results = tmp_path / "results"
     _kill_creating(results, where, count)
+    _a_session_works(results)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace not installed")
+@pytest.mark.parametrize(
+    ("syscalls", "when"), [("pwrite64", 500), ("pwrite64", 2500), ("rename,renameat,renameat2", 1)]
+)
+def test_a_kill_injected_by_strace_while_the_store_is_created_leaves_a_usable_store(
+    tmp_path: Path, syscalls: str, when: int
+) -> None:
+    """A SIGKILL from outside the process, at the when-th SQLite page write of the migration
+    (each of these left "table ... already exists" before) or at the rename into place."""
+    results = tmp_path / "results"
+    results.mkdir(mode=0o700)
+    code = (
+        "from pathlib import Path; from harness.tracking import MlflowTracker; "
+        f"MlflowTracker('sqlite:///{results}/mlflow.db', results_dir=Path({str(results)!r}))"
+    )
+    killed = subprocess.run(
+        [
+            *("strace", "-f", "-o", "/dev/null", "-e", f"trace={syscalls}"),
+            *("-e", f"inject={syscalls}:signal=KILL:when={when}"),
+            *(sys.executable, "-c", code),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},  # no rename of a .pyc first
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # strace kills itself with the signal that killed its child
+    assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stderr[-3000:])
     _a_session_works(results)
 
 
