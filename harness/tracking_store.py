@@ -85,10 +85,15 @@ def _refuse_open(path: Path, what: str, info: os.stat_result, bits: int, chmod: 
     """Refuse ``path`` when its mode gives group/others any of ``bits``, naming the chmod."""
     if info.st_mode & bits:
         mode = stat.S_IMODE(info.st_mode)
-        access = "writable" if bits == 0o022 else "readable or writable"
+        access = "readable or writable" if bits & 0o044 else "writable"
+        fix = (  # a shared folder by design (/tmp) is not to be closed
+            "use a results_dir of your own"
+            if info.st_mode & stat.S_ISVTX
+            else f"run `chmod {chmod} {path}` or use another results_dir"
+        )
         raise TrackingError(
             f"{what} {path} is {access} by group/others (mode {mode:04o}), so they could read "
-            f"or replace every run in it; run `chmod {chmod} {path}` or use another results_dir"
+            f"or replace every run in it; {fix}"
         )
 
 
@@ -160,8 +165,14 @@ def _levels(top: Path, folder: Path) -> list[Path]:
 
 
 def _make_folders(top: Path, folder: Path) -> None:
+    """Create ``folder`` and the missing levels above it down from ``top``, 0700; ``top`` itself,
+    when missing, as :func:`harness.validate.ensure_results_dir` makes it (0711: server users
+    reach their instance folders under ``work/``)."""
     try:
-        for level in _levels(top, folder):
+        if not top.is_dir():
+            top.mkdir(parents=True)
+            os.chmod(top, 0o711)
+        for level in _levels(top, folder)[1:]:
             with contextlib.suppress(FileExistsError):
                 level.mkdir(mode=0o700)
     except OSError as exc:

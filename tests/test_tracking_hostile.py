@@ -147,10 +147,12 @@ def test_sqlite_folder_outside_the_results_folder_is_not_created(tmp_path: Path)
 
 
 def test_sqlite_store_in_the_results_folder_is_created_private(tmp_path: Path) -> None:
-    db = tmp_path / "results" / "sub" / "mlflow.db"
-    make_tracker(True, f"sqlite:///{db}", results_dir=tmp_path / "results")
+    db = tmp_path / "deep" / "results" / "sub" / "mlflow.db"
+    make_tracker(True, f"sqlite:///{db}", results_dir=tmp_path / "deep" / "results")
     assert db.is_file() and db.stat().st_size > 0
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    assert stat.S_IMODE(db.parent.stat().st_mode) == 0o700
+    assert not list(db.parent.glob(".mlflow.db.building-*"))
 
 
 # -- resumes ---------------------------------------------------------------------------------
@@ -597,6 +599,9 @@ def _seed(results: Path, case: str) -> tuple[Path, str, str]:
         if case == "folder of another user":
             os.chown(folder, _nobody(), -1)
             return folder / "mlflow.db", f"folder {folder} belongs to nobody", "of your own"
+        if case == "folder shared like /tmp":  # closing it is not the fix
+            os.chmod(folder, 0o1777)
+            return folder / "mlflow.db", f"folder {folder} is writable", "of your own"
         os.chmod(folder, 0o777)
         return folder / "mlflow.db", f"folder {folder} is writable", f"chmod go-w {folder}"
     artifacts = results / "mlartifacts"
@@ -615,6 +620,7 @@ def _seed(results: Path, case: str) -> tuple[Path, str, str]:
         "store readable by others",
         "folder of another user",
         "folder writable by others",
+        "folder shared like /tmp",
         "artifacts of another user",
         "artifacts readable by others",
     ],
