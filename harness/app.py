@@ -67,7 +67,7 @@ def run(cfg: DictConfig) -> float | None:
     if not _in_worker():
         return _run(cfg, resumable)
     # A launcher's worker process: a stop forwarded by the sweep's process ends this job in
-    # order while it prepares; its session then handles signals itself.
+    # order while it prepares (recorded as not started); its session handles its own.
     try:
         with SignalGuard() as guard:
             return _run(cfg, resumable, guard)
@@ -90,12 +90,14 @@ def _not_started(resumable: bool) -> None:
 
 
 def _run(cfg: DictConfig, resumable: bool, guard: SignalGuard | None = None) -> float | None:
-    if _STOP.is_set() or sweep_outcome.stop_requested():  # queued jobs of a stopped sweep
-        _not_started(resumable)
-        return None
     sweep_outcome.record(
         sweep_outcome.RUNNING, session=cfg.session.get("name"), resumable=resumable
     )
+    # Read after RUNNING is written: a stop either finds this job RUNNING (and signals it)
+    # or wrote its marker before this line (:func:`harness.sweep_outcome.running_pids`).
+    if _STOP.is_set() or sweep_outcome.stop_requested():  # queued jobs of a stopped sweep
+        _not_started(resumable)
+        return None
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     found = existing_session(cfg)
     if found is not None:  # a rerun sweep: skip what finished, continue what stopped
@@ -108,8 +110,6 @@ def _run(cfg: DictConfig, resumable: bool, guard: SignalGuard | None = None) -> 
         cfg = OmegaConf.merge(cfg, {"resume": str(folder)})  # type: ignore[assignment]
         overrides = resume_overrides(overrides, int(cfg.budget))
     session = api.prepare(cfg, overrides)
-    if guard is not None:
-        guard.armed = False  # from here the session's own guard stops it and records it
     bar, update = _progress(
         session.options.budget, session.options.progress, session.objective.unit
     )
@@ -118,6 +118,8 @@ def _run(cfg: DictConfig, resumable: bool, guard: SignalGuard | None = None) -> 
         # instead of being spliced into it.
         with _logs_above(bar, session.options.progress):
             result = api.run(session, on_progress=update)
+        if guard is not None:
+            guard.armed = False  # the session has recorded how it ended: a stop only logs
     finally:
         bar.close()
     _say(summary(result))
