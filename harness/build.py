@@ -39,6 +39,7 @@ from harness.stored_config import (
 )
 from harness.system import System, Workload
 from harness.tracking import NullTracker, Tracker, make_tracker, redact_uri, take_credentials
+from harness.tracking_store import ARTIFACTS_FOLDER
 from harness.tuner import tuner_name_of
 from harness.validate import (
     RESUME_OVERRIDABLE,
@@ -334,7 +335,7 @@ def build_session(
                 k: redact_uri(v) if isinstance(v, str) else v
                 for k, v in dotted_knobs(_container(cfg)).items()
             },
-            artifact_root=results / "mlartifacts",
+            artifact_root=results / ARTIFACTS_FOLDER,
         )
         # what defined the system and workload, for the export's "measure it again" command
         # (tracking is left out: a URI may carry credentials)

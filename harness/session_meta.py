@@ -19,6 +19,7 @@ from harness.errors import TrackingRunMissing
 from harness.store import Store
 from harness.system import System, Workload
 from harness.tracker import Tracker
+from harness.tracking_store import ARTIFACTS_FOLDER
 from harness.tuner import Tuner
 
 log = logging.getLogger("harness.session")
@@ -106,7 +107,7 @@ def session_meta(
         "experiment": experiment,
         "tags": tags,
         "params": params or {},
-        "artifact_root": str((artifact_root or folder / "mlartifacts").resolve()),
+        "artifact_root": str((artifact_root or folder / ARTIFACTS_FOLDER).resolve()),
     }
 
 
@@ -133,7 +134,9 @@ def open_tracking(
         run_name=session_id,
         params={**meta.get("params", {}), **resolved},
         tags=meta.get("tags", {}),
-        artifact_root=Path(meta.get("artifact_root", store.directory / "mlartifacts")),
+        # derived from where the session is, never read back: a stored path is data, and
+        # MLflow would write the run's artifacts wherever it pointed
+        artifact_root=store.directory.resolve().parent.parent / ARTIFACTS_FOLDER,
         knobs=list(tuner.space.names),
     )
     if run_id:

@@ -293,3 +293,24 @@ def test_a_stored_string_that_would_build_a_node_is_refused(tmp_path: Path) -> N
         check_stored_targets(cfg, tmp_path / "session.json")
     fine = OmegaConf.create({"uri": "sqlite:///${results_dir}/m.db", "u": "${oc.env:USER,x}"})
     check_stored_targets(fine, tmp_path / "session.json")
+
+
+def test_a_stored_artifact_root_is_not_where_a_resume_writes(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    first = run_harness(
+        results, "system=synthetic10", "budget=2", "session.name=t", "tracking.enabled=true"
+    )
+    assert first.returncode == 0, first.stderr
+    folder = results / "sessions" / "t"
+    elsewhere = tmp_path / "elsewhere"
+
+    def plant(meta: dict[str, object]) -> None:
+        meta["artifact_root"] = str(elsewhere)
+        meta.pop("mlflow_run_id", None)  # a new run, whose experiment takes the root
+        meta["experiment"] = "planted"
+
+    _edit_meta(folder, plant)
+    done = run_harness(results, f"resume={folder}", "budget=3", "tracking.enabled=true")
+    assert done.returncode == 0, done.stderr
+    assert not elsewhere.exists()
+    assert any((results / "mlartifacts").iterdir())
