@@ -127,6 +127,8 @@ def _file_of(source: str) -> Path:
             raise ConfigError(
                 f"warm_start: {source} has no observations.jsonl (not a session folder)"
             )
+    elif path.exists() and not path.is_file():  # a FIFO or a device would never end
+        raise ConfigError(f"warm_start: {source} is not a regular file; give a samples.csv")
     elif not path.is_file():
         raise ConfigError(
             f"warm_start: {source} does not exist; give a session folder or samples.csv"

@@ -182,6 +182,7 @@ def test_a_warm_start_path_given_as_text_is_one_source(tmp_path: Path) -> None:
         ("missing-text", "warm_start: {source} does not exist"),
         ("other-system", "is a session of system 'mysql', not 'synthetic10'"),
         ("no-common-knob", "has no knob in common with system 'synthetic10'"),
+        ("fifo", "warm_start: {source} is not a regular file"),  # reading it never ended
     ],
 )
 def test_a_bad_warm_start_source_exits_2_before_a_session_folder(
@@ -192,6 +193,8 @@ def test_a_bad_warm_start_source_exits_2_before_a_session_folder(
         _session_of(path, "mysql")
     elif source == "no-common-knob":
         path = _table(tmp_path / "samples.csv", 5, knobs=("colour", "flavour"))
+    elif source == "fifo":
+        os.mkfifo(path)
     value = str(path) if source == "missing-text" else f"[{path}]"
     results = tmp_path / "results"
     done = run_harness(
