@@ -5,10 +5,9 @@ A sweep whose jobs name their sessions
 ``session.existing=resume`` can be rerun after any stop (a cancelled Slurm job, a dead node, a
 Ctrl-C): a job whose session folder holds a FINISHED session is skipped, one whose session
 stopped early, or finished a budget this job raises, continues it as ``resume=`` would, and
-the others start. A folder holding a
-session of another setup (tuner, system, workload, seed, objective, repeats) is refused in one
-line rather than mixed into. ``session.existing=fail`` (the default) keeps the old behaviour: a
-name that is taken stops the job.
+the others start. A folder holding a session of another setup (tuner, system, workload, seed,
+objective, repeats) is refused in one line rather than mixed into. ``session.existing=fail``
+(the default) keeps the old behaviour: a name that is taken stops the job.
 """
 
 from __future__ import annotations

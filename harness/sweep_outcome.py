@@ -19,6 +19,7 @@ it has from :class:`SweepOutcome`, a Hydra callback (``hydra.callbacks`` in ``co
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -160,7 +161,8 @@ class SweepOutcome(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _SWEEP.folder = Path(str(config.hydra.sweep.dir))
         _SWEEP.started = time.time() - 2.0  # a file system's timestamps may lag a little
-        (_SWEEP.folder / STOP_FILE).unlink(missing_ok=True)  # an earlier, stopped run's
+        with contextlib.suppress(OSError):  # an earlier, stopped run's marker
+            (_SWEEP.folder / STOP_FILE).unlink(missing_ok=True)
         try:
             _SWEEP.expected = _expected_jobs(config)
         except Exception:  # a sweep syntax the parser here does not know: list what is found
