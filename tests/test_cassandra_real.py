@@ -110,6 +110,7 @@ def one_node(tmp_path: Path) -> Iterator[tuple[CassandraSystem, YCSBWorkload]]:
         assert our_jvms(tmp_path) == []
 
 
+@pytest.mark.deep
 @pytest.mark.skipif(RAM_MIB >= 31744, reason="this host could commit a 31 GiB heap")
 def test_a_configuration_that_stops_the_node_is_crashed_and_the_next_test_runs(
     one_node: tuple[CassandraSystem, YCSBWorkload],
@@ -210,7 +211,8 @@ class NodeKiller(threading.Thread):
         self.error = f"saw {len(seen)} YCSB run phase(s), waited for {self.nth}"
 
 
-@LONG  # CI runs the same fault on the two-host ring of tests/test_testbed_clusters.py
+@pytest.mark.deep
+@LONG  # the deep tier runs the same fault on the two-host ring of test_testbed_clusters.py
 def test_three_node_ring_survives_a_node_killed_mid_test(tmp_path: Path) -> None:
     cfg = compose(
         tmp_path,

@@ -117,6 +117,7 @@ class DataNodeKiller(threading.Thread):
             time.sleep(0.2)
 
 
+@pytest.mark.deep
 def test_faults_are_recorded_and_the_session_goes_on(
     cluster: tuple[HDFSYarnSystem, TestDFSIOWorkload],
 ) -> None:

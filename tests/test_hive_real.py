@@ -103,6 +103,7 @@ def test_a_hive_join_session_measures_real_queries(tmp_path: Path) -> None:
     assert our_jvms(tmp_path) == []  # daemons, Hive clients and task JVMs all stopped
 
 
+@pytest.mark.deep
 def test_a_query_hive_refuses_fails_alone(
     hive: tuple[HiveHadoopSystem, HiveQueryWorkload],
 ) -> None:
@@ -155,6 +156,7 @@ def check_kmeans(system: HiveHadoopSystem, dims: int, clusters: int) -> None:
     assert min(np.linalg.norm(true - f, axis=1).min() for f in found) < 15
 
 
+@pytest.mark.deep
 def test_pagerank_and_kmeans_jobs_compute_what_they_claim(
     hive: tuple[HiveHadoopSystem, HiveQueryWorkload], tmp_path: Path
 ) -> None:

@@ -21,6 +21,7 @@ from tests.sshd import PrivateSSHD
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.slow,
+    pytest.mark.deep,
     NEEDS_PYSPARK,
     NEEDS_JAVAC,
 ]

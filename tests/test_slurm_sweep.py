@@ -152,6 +152,7 @@ def _needs_accounting(cluster: slurm.SlurmCluster) -> None:
         pytest.skip("slurmdbd and MariaDB are not installed: submitit cannot see a dead job")
 
 
+@pytest.mark.deep
 def test_a_cancelled_job_and_a_killed_one_end_as_statuses_and_a_rerun_finishes_both(
     cluster: slurm.SlurmCluster, tmp_path: Path
 ) -> None:
@@ -199,6 +200,7 @@ def test_a_cancelled_job_and_a_killed_one_end_as_statuses_and_a_rerun_finishes_b
     assert _stored(tmp_path, "random-s1") == ("FINISHED", 20)
 
 
+@pytest.mark.deep
 def test_a_job_whose_node_goes_down_is_interrupted_then_requeued_by_slurm_and_finished(
     cluster: slurm.SlurmCluster, tmp_path: Path
 ) -> None:

@@ -24,7 +24,7 @@ from tests import testbed
 from tests.requirements import LONG, NEEDS_CASSANDRA, NEEDS_HADOOP
 from tests.testbed import Testbed
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deep]
 
 
 @pytest.fixture(scope="module")

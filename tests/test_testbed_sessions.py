@@ -24,7 +24,7 @@ from tests import testbed
 from tests.requirements import NEEDS_MARIADB, NEEDS_TOMCAT
 from tests.testbed import Testbed
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deep]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -84,6 +84,7 @@ def test_tomcat_session_over_ssh(private_sshd: PrivateSSHD, tmp_path: Path) -> N
     assert _jvms_of(base) == ""
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 def test_jvm_crash_over_ssh_is_recorded_with_log_tail(
     private_sshd: PrivateSSHD, tmp_path: Path
