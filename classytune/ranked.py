@@ -15,7 +15,7 @@ each round's tests on the candidates the comparator ranks highest:
    search keeps exploring) that are not yet measured (after snapping to the knobs'
    types) and not duplicates of each other are the round's tests.
 
-Options (issue #19), each off by default here: an ensemble of comparators ranked by Thompson
+Options, each off by default here: an ensemble of comparators ranked by Thompson
 sampling or an optimistic bound (:mod:`classytune.ensemble`), categorical local moves
 (:func:`category_levels`: a moved bool or enum takes another value uniformly), a failure
 weight ``1 - P(fail)`` (:mod:`classytune.failure`) and a minimum distance between one round's

@@ -6,7 +6,7 @@ XGBoost), but each round spends its tests on the candidates the comparator ranks
 ``local_factor`` times as many perturbations of the ``n_elite`` best measured settings, scored
 by their mean win probability against the ``opponents`` best measured settings, a
 ``global_share`` of each round taken from the LHS set alone; a perturbed bool or string-enum
-knob takes another value uniformly (``categorical_moves``). Issue #19's further options
+knob takes another value uniformly (``categorical_moves``). The further options
 (bootstrap ensembles with Thompson sampling or an optimistic bound, an adaptive trust region,
 a failure model, a minimum distance within a batch, a pair margin, re-measuring the best
 before answering) are off by default: they did not help on the development suite

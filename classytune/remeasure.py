@@ -1,4 +1,4 @@
-"""Re-measuring the best few settings before answering: noise handling (issue #19).
+"""Re-measuring the best few settings before answering: noise handling.
 
 Under measurement noise the best *single* measurement of a session is biased upwards: of a
 hundred settings measured once, the one that drew the luckiest noise tends to win (the

@@ -1,4 +1,4 @@
-"""Warm start from earlier sessions' samples: the paper's reusable sample database (issue #19).
+"""Warm start from earlier sessions' samples: the paper's reusable sample database.
 
 The paper keeps every tuning session's samples for later ones. What transfers between two
 environments (another machine, another data size) is the *order* of settings, not their

@@ -7,7 +7,7 @@ user-supplied values with messages that name the knob, the value and the allowed
 Knob catalogues are YAML data files next to each system adapter (see :func:`load_catalogue`).
 
 Knob values end up in configuration files and command lines that other programs parse, so a
-knob definition is checked for text that could start a new directive there (issue 15): every
+knob definition is checked for text that could start a new directive there: every
 enum choice is a single line of printable characters, and the choices of catalogue knobs
 (``strict``) match :data:`SAFE_CHOICE`. Overrides (``+system.ranges...``) rebuild the knob, so
 they pass the same checks; configuration values are only ever one of the checked choices.

@@ -1,6 +1,6 @@
 """The benchmark's problem suites: where settings may be chosen, and where they are judged.
 
-Issue #19's protocol: a tuner's settings are chosen on the **development** suite only (the
+The protocol: a tuner's settings are chosen on the **development** suite only (the
 synthetic systems and the real recorded MOOT tables, ``moot_*``) and reported on the
 **evaluation** suite (BestConfig's recorded systems and our SQLite run, ``surrogate_*``),
 which no setting was ever chosen on. Both suites also come in noisy variants: every

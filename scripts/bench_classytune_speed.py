@@ -8,7 +8,7 @@ compare |S| = s_factor x d candidates with the pivot, elbow + KMeans, bounds, LH
 of ``--batch`` points). Prints the medians of train, search and total time (the round's
 ``ask``), and the process's peak RSS.
 
-Then the number issue #19 bounds (at most 2 s at d = 30, n = 100): the default ``classytune``'s
+Then the speed target's number (at most 2 s at d = 30, n = 100): the default ``classytune``'s
 whole computation over a budget-n session (every ask and tell, as the summary's "tuner
 computation"), median over ``--repeats`` seeds.
 

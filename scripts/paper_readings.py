@@ -1,4 +1,4 @@
-"""Measure the readings of the paper's Algorithm 1 (issue #19) on the development problems.
+"""Measure the readings of the paper's Algorithm 1 on the development problems.
 
 Runs ``tuner=classytune_paper`` with every combination of ``bounds`` (per_dimension |
 nearest_setting), ``elbow`` (knee | gap) and ``ties`` (skip | zero), plus the paper's

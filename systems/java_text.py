@@ -1,7 +1,7 @@
 """Value formatting and checks shared by the JVM systems' renderers and launchers.
 
-Renderers of files another program parses must never let a value start a new directive
-(issue 15). The knob space already restricts catalogue enum choices (``harness.space``); these
+Renderers of files another program parses must never let a value start a new directive.
+The knob space already restricts catalogue enum choices (``harness.space``); these
 helpers are the renderers' own line of defence, so that a value that reached them some other way
 (a widened space, an adapter option) is refused with a one-line :class:`KnobError` or
 :class:`ConfigError` naming the knob or option, the value and the fix:

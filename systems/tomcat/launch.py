@@ -1,7 +1,7 @@
 """Pure builders of the commands that start Tomcat's JVM (argument lists, no I/O).
 
 Tomcat is not started with ``catalina.sh start``: that script ``eval``s ``JAVA_OPTS``, so a
-``$(...)`` or a backtick in a JVM option ran as whoever started Tomcat (issue 15). Instead the
+``$(...)`` or a backtick in a JVM option would run as whoever started Tomcat. Instead the
 JVM is started directly with the arguments catalina.sh 10.1 would give it on JDK 17 (logging
 configuration, the security and URL-handler properties, the ``--add-opens`` set, the bootstrap
 classpath and the catalina.base/home/tmpdir properties), each option one argv entry. A fixed
