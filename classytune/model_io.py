@@ -32,7 +32,7 @@ import numpy as np
 
 from harness.errors import ConfigError
 from harness.space import Knob, Space, knob_from_dict
-from harness.store import spreadsheet_safe
+from harness.store.samples import spreadsheet_safe
 from harness.tuner import Tuner
 
 __all__ = ["FORMAT", "MODEL_FILE", "SETTINGS", "Artifacts", "load_artifacts", "save_artifacts"]

@@ -45,7 +45,7 @@ import numpy as np
 from harness.errors import ConfigError, KnobError
 from harness.records import Observation, Status
 from harness.space import Space
-from harness.store import SampleStore
+from harness.store.samples import SampleStore
 from harness.tuner import imputed_scores
 
 __all__ = [
@@ -195,7 +195,7 @@ def _check_source(source: str, space: Space, system: str) -> None:
 
 def preflight(options: Mapping[str, Any], space: Space, system: str) -> None:
     """Check the ``warm_start`` sources of a tuner's ``options`` before the session is created
-    (:func:`harness.validate.check_tuner_inputs`): each one line and exit 2."""
+    (:func:`harness.builder.validate.check_tuner_inputs`): each one line and exit 2."""
     for source in source_list(options.get("warm_start")):
         _check_source(source, space, system)
 

@@ -1,6 +1,6 @@
-"""Entry point of ``python -m harness`` (see :mod:`harness.app`)."""
+"""Entry point of ``python -m harness`` (see :mod:`harness.cli.app`)."""
 
-from harness.app import main
+from harness.cli.app import main
 
 if __name__ == "__main__":
     main()

@@ -10,8 +10,8 @@ Every way of running a tuning session goes through here: the CLI (``python -m ha
     result = api.run(cfg, store="memory")      # nothing written: for benchmarks
 
 Code that already holds a system, a workload and a tuner (tests, notebooks, measurement
-scripts) calls :func:`run_objects`; it runs the same :class:`~harness.session.Session` loop with
-an in-memory store and no tracking.
+scripts) calls :func:`run_objects`; it runs the same :class:`~harness.session.session.Session` loop
+with an in-memory store and no tracking.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from harness.build import StoreKind, assemble_session, build_session
-from harness.objective import Objective
+from harness.builder.session import StoreKind, assemble_session, build_session
+from harness.objectives.objective import Objective
 from harness.records import Observation
-from harness.session import Session, SessionResult, TunerFactory
-from harness.session_options import SessionOptions
+from harness.session.options import SessionOptions
+from harness.session.session import Session, SessionResult, TunerFactory
 from harness.system import System, Workload
 from harness.tuner import Tuner
 
@@ -48,8 +48,8 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictC
     from hydra import initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
 
-    from harness.config import register_configs
-    from harness.validate import check_workload_choices
+    from harness.builder.validate import check_workload_choices
+    from harness.conf.schema import register_configs
 
     check_workload_choices(list(overrides))  # one line, not Hydra's search-path dump
     register_configs()
@@ -91,7 +91,7 @@ def run(
         session.options.budget,
         session.store.directory,
     )
-    from harness.remote.connect import close_connections
+    from harness.hosts.connect import close_connections
 
     try:
         result = session.run(on_progress=on_progress)
@@ -120,7 +120,7 @@ def run_objects(
 
     ``tuner`` is a built tuner or a factory ``(space=, seed=, budget=) -> Tuner``. The system
     is set up in ``results_dir/work/<session>`` and torn down at the end, as in any session;
-    ``options`` are :class:`~harness.session_options.SessionOptions` fields (e.g.
+    ``options`` are :class:`~harness.session.options.SessionOptions` fields (e.g.
     ``repeats=3``, ``start_timeout_s=60``, ``keep_workdir=True``).
     """
     factory: TunerFactory = (

@@ -27,7 +27,9 @@ class Status(enum.StrEnum):
     FAILED = "FAILED"  # the workload errored or produced no metric
     CRASHED = "CRASHED"  # the system would not start or never became ready
     TIMED_OUT = "TIMED_OUT"  # the workload exceeded its limit and was killed
-    INFEASIBLE = "INFEASIBLE"  # ran, but violated a user constraint (see harness.objective)
+    INFEASIBLE = (
+        "INFEASIBLE"  # ran, but violated a user constraint (see harness.objectives.objective)
+    )
 
 
 @dataclass(frozen=True)

@@ -79,15 +79,7 @@ class Knob:
         if not isinstance(self.log, bool | np.bool_):
             raise KnobError(f"{where}: log must be true or false, got {self.log!r}")
         if self.type in ("int", "float"):
-            if self.low is None or self.high is None:
-                raise KnobError(f"{where}: a {self.type} knob needs 'min' and 'max'")
-            for key, bound in (("min", self.low), ("max", self.high)):
-                if not _is_number(bound) or not math.isfinite(float(bound)):  # type: ignore[arg-type]
-                    raise KnobError(f"{where}: {key} {bound!r} is not a finite number")
-            if not self.low < self.high:
-                raise KnobError(f"{where}: min {self.low} must be below max {self.high}")
-            if self.log and self.low <= 0:
-                raise KnobError(f"{where}: a log-scaled knob needs min > 0, got {self.low}")
+            self._check_bounds(where)
         if self.type == "enum" and len(self.values) < 2:
             raise KnobError(f"{where}: an enum knob needs at least two values")
         if self.type != "enum" and self.values:
@@ -95,6 +87,18 @@ class Knob:
         for choice in self.values:
             _check_choice(self, choice)
         self.check(self.default, what="default")
+
+    def _check_bounds(self, where: str) -> None:
+        """A numeric knob's ``min`` and ``max``: finite, in order, positive on a log scale."""
+        if self.low is None or self.high is None:
+            raise KnobError(f"{where}: a {self.type} knob needs 'min' and 'max'")
+        for key, bound in (("min", self.low), ("max", self.high)):
+            if not _is_number(bound) or not math.isfinite(float(bound)):  # type: ignore[arg-type]
+                raise KnobError(f"{where}: {key} {bound!r} is not a finite number")
+        if not self.low < self.high:
+            raise KnobError(f"{where}: min {self.low} must be below max {self.high}")
+        if self.log and self.low <= 0:
+            raise KnobError(f"{where}: a log-scaled knob needs min > 0, got {self.low}")
 
     # -- validation -------------------------------------------------------------------------
     def describe_range(self) -> str:

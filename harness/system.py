@@ -8,8 +8,8 @@ test status: :class:`~harness.errors.SystemStartError` → CRASHED,
 FAILED. Any other exception is a bug and stops the session (finished tests are kept).
 
 Adapters must make ``apply``, ``reset`` and ``stop`` idempotent, and must not leave processes
-behind after ``teardown`` (also when the session is interrupted); :mod:`harness.process` has the
-shared readiness polling, process-group kill and command-failure mapping.
+behind after ``teardown`` (also when the session is interrupted); :mod:`harness.hosts.process` has
+the shared readiness polling, process-group kill and command-failure mapping.
 
 Capabilities are declared, never sniffed from signatures: :attr:`System.placement` says where an
 adapter runs, and :data:`PLACEMENT_KEYWORD` the constructor keyword that hands it its host
@@ -19,17 +19,19 @@ configuration without a restart: every test restarts the system.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
+from harness.errors import ConfigError
 from harness.space import Config, Space
 
 if TYPE_CHECKING:
     from harness.executor import Executor
-    from harness.remote.cluster import Cluster
+    from harness.hosts.cluster import Cluster
 
 __all__ = [
     "PLACEMENTS",
@@ -169,7 +171,7 @@ class System(ABC):
     def native_files(self, config: Config, note: str = "") -> dict[str, str]:
         """``{file name: text}``: ``config`` in the system's own syntax (my.cnf, site XML, ...)
         holding only the tuned knobs, each rendered exactly as :meth:`apply` renders it for a
-        test, for :mod:`harness.export`. Pure: no I/O, no started system. ``note`` (which
+        test, for :mod:`harness.cli.export`. Pure: no I/O, no started system. ``note`` (which
         session and test) goes into a header comment where the format has comments (see
         :func:`native_header`). File names are bare names, no folders. None by default
         (synthetic and recorded-data systems have no configuration files)."""
@@ -198,3 +200,20 @@ def native_header(
     if units:
         lines.append(line("units: " + ", ".join(units)))
     return lines
+
+
+def whole_number(value: Any, key: str, low: int = 1, high: int | None = None) -> int:
+    """``value`` of the workload setting ``key`` as a whole number from ``low`` (to ``high``,
+    when given): a count of threads, clients, rows. One line that names the setting and its
+    range, never a silent cut."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not float(value).is_integer()
+        or value < low
+        or (high is not None and value > high)
+    ):
+        wanted = f"{low} or more" if high is None else f"from {low} to {high}"
+        raise ConfigError(f"workload.{key}={value!r}: use a whole number, {wanted}")
+    return int(value)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.conf import CONFIG_DIR
-from harness.process import die_with_parent
+from harness.hosts.process import die_with_parent
 from paper import suites
 from paper.bench_score import grouped_summaries, plot_scores, report_sections
 from paper.code_version import code_digest

@@ -1,7 +1,7 @@
 """Expert baselines (Fig. 7): one fixed setting a person would use, measured after the default.
 
 Two styles per system, written in ``systems/<system>/expert.py`` as two functions of the knob
-space and the machine (:class:`harness.machine.Machine`):
+space and the machine (:class:`harness.hosts.machine.Machine`):
 
 * ``manual(space, machine) -> dict``: a setting from common published tuning guidance;
 * ``script(space, machine) -> dict``: the rules of thumb of tuning scripts such as pgtune or
@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.records import Observation, best_measured, config_key
 from harness.space import Config, Space
 from harness.tuner import Tuner
@@ -121,7 +121,7 @@ class ExpertTuner(Tuner):
         super().__init__(space, seed, budget)
         self.system, self.style = system, style
         self.name = self.configured_name(style=style)
-        # The session passes the SUT host's facts (harness.machine.sut_machine); alone: here.
+        # The session passes the SUT host's facts (harness.hosts.machine.sut_machine); alone: here.
         self.machine = machine or Machine.detect()
         self.setting = expert_setting(space, system, style, self.machine)
         self.preferred_batch = min(2, budget)

@@ -13,9 +13,9 @@ do not stop the session; only a failing default configuration (trial 0) does, as
 session.
 
 The measurement runs in a control group of its own where the machine lets it make one
-(:mod:`harness.other_work`), so each line also shows ``other_cpu``: the share of the machine's
-CPU that other processes took during the test's runs (``kernel_cpu``: the kernel threads' part of
-it; and ``steal``, the hypervisor's).
+(:mod:`harness.hosts.other_work`), so each line also shows ``other_cpu``: the share of the
+machine's CPU that other processes took during the test's runs (``kernel_cpu``: the kernel threads'
+part of it; and ``steal``, the hypervisor's).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Any
 
 from harness import api
 from harness.errors import ConfigError
-from harness.machine import Machine
-from harness.objective import Objective
-from harness.other_work import CGROUP_ENV, join, own_cgroup
+from harness.hosts.machine import Machine
+from harness.hosts.other_work import CGROUP_ENV, join, own_cgroup
+from harness.objectives.objective import Objective
 from harness.records import Observation
 from paper.listed import ListTuner
 

@@ -19,7 +19,7 @@ folders are the data. Per session:
   this 2-core machine, and half as many again for systems that load it heavily themselves),
   or, in sessions that ran in a control group of their own (from 2026-12-05), during whose
   runs other processes took more than ``OTHER_CPU_LIMIT`` of the machine's CPU
-  (``other_cpu``, :mod:`harness.other_work`): the load average misses one niced job beside a
+  (``other_cpu``, :mod:`harness.hosts.other_work`): the load average misses one niced job beside a
   system that keeps 7 processes runnable itself.
 
 A claim "A >= B" on a system (each figure's claims are in :mod:`paper.real_figures`) is
@@ -40,10 +40,10 @@ from typing import Any
 
 import pandas as pd
 
-from harness.confirm import CONFIRM_KEY, confirmation
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
-from harness.store import SampleStore
+from harness.session.confirm import CONFIRM_KEY, confirmation
+from harness.store.samples import SampleStore
 from paper.real_figures import FIGURES, RealFigure
 
 __all__ = [
@@ -91,7 +91,7 @@ def disturbed(tests: list[Observation]) -> list[bool]:
     processes took more than ``OTHER_CPU_LIMIT`` of the CPU (unknown in sessions without a
     control group), not counting kernel threads where their share is recorded (sessions
     after 2026-12-05 19:40 UTC): much of their work is the session's own
-    (:mod:`harness.other_work`)."""
+    (:mod:`harness.hosts.other_work`)."""
     by_load = loaded([t.extra.get("loadavg_1m") for t in tests])
     beside = [_other_processes(t) > OTHER_CPU_LIMIT for t in tests]
     return [a or b for a, b in zip(by_load, beside, strict=True)]

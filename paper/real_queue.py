@@ -27,7 +27,7 @@ session that overruns its estimate is still interrupted at the stop-at time, res
 Before each session the driver waits (``--patience``, 15 min at most) until less than a quarter
 of the CPU is busy (``--quiet``): another job would be measured with the session's tests.
 Each session runs in a control group of its own (cgroup v2, where the driver may make one:
-:mod:`harness.other_work`), so each of its tests records the share of the machine's CPU that
+:mod:`harness.hosts.other_work`), so each of its tests records the share of the machine's CPU that
 other work took (``other_cpu``) and the hypervisor's steal time; a process the session leaves
 running is killed when it ends. Beside each test's load average (``loadavg_1m``), the driver
 appends to ``results/real/<figure>/queue.jsonl`` the machine's load when each session starts
@@ -51,7 +51,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.other_work import CGROUP_ENV, join, own_cgroup
+from harness.hosts.other_work import CGROUP_ENV, join, own_cgroup
 from paper.real_figures import FIGURES, RealFigure, Row
 
 __all__ = ["main", "planned", "session_state"]

@@ -56,7 +56,7 @@ def prior_table(problem: str, seed: int, budget: int, folder: Path) -> str:
     import tempfile
 
     from harness import api
-    from harness.store import export_csv
+    from harness.store.samples import export_csv
 
     earlier = suites.variant(suites.base_system(problem), 0.05)
     path = folder / f"{earlier}_s{seed + 1000}_b{budget}.csv"

@@ -22,9 +22,9 @@ from typing import Literal
 
 from baselines.sampling import LHSTuner
 from harness import api
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation
-from harness.session import SessionResult
+from harness.session.session import SessionResult
 from harness.tuner import Tuner
 from paper.listed import ListTuner
 from systems.sqlite import SQLiteOLTP, SQLiteSystem, worker

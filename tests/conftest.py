@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 
 from harness import api
 from harness.conf import CONFIG_DIR
-from harness.config import register_configs
+from harness.conf.schema import register_configs
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF = CONFIG_DIR

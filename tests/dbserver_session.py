@@ -9,7 +9,7 @@ from typing import Any
 
 from baselines.sampling import LHSTuner
 from harness.api import run_objects
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
 from harness.system import System, Workload
 

@@ -11,9 +11,9 @@ from baselines.sampling import LHSTuner
 from harness import api
 from harness.errors import ConfigError
 from harness.records import Observation
-from harness.session_options import SessionOptions, SessionPolicy
-from harness.store import SampleStore
-from harness.store_memory import MemoryStore
+from harness.session.options import SessionOptions, SessionPolicy
+from harness.store.memory import MemoryStore
+from harness.store.samples import SampleStore
 from systems.synthetic import SyntheticSystem
 from systems.synthetic.system import SyntheticWorkload
 
@@ -106,7 +106,7 @@ def test_session_options_are_declared_once() -> None:
     """The config schema extends SessionPolicy: a new session.* option cannot be forgotten."""
     from dataclasses import fields
 
-    from harness.config import SessionConf
+    from harness.conf.schema import SessionConf
 
     policy = {f.name for f in fields(SessionPolicy)}
     assert policy <= {f.name for f in fields(SessionConf)}

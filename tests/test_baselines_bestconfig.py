@@ -15,7 +15,7 @@ from baselines.bestconfig import (
     min_pairwise_sq_distance,
 )
 from harness import api
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.confirm import CONFIRM_KEY
 from harness.errors import ConfigError
-from harness.machine import Machine
-from harness.objective import Objective
+from harness.hosts.machine import Machine
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
-from harness.session import Session
-from harness.session_options import SessionOptions
+from harness.session.confirm import CONFIRM_KEY
+from harness.session.options import SessionOptions
+from harness.session.session import Session
 from harness.space import Config
-from harness.store import SampleStore
-from harness.tracker import NullTracker
+from harness.store.samples import SampleStore
+from harness.tracking.tracker import NullTracker
 from paper.expert import ExpertTuner, expert_setting, load_rules
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 

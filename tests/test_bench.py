@@ -292,7 +292,7 @@ def test_a_worker_whose_parent_died_before_it_asked_for_the_signal_stops_at_once
     would never come, so the worker, no longer the parent's child, stops itself."""
     script = (
         "import time\n"
-        "from harness.process import die_with_parent\n"
+        "from harness.hosts.process import die_with_parent\n"
         "die_with_parent(parent_pid=1)\n"  # pid 1 is not this child's parent
         "time.sleep(30)\n"
         "print('still computing')\n"

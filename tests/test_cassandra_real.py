@@ -22,9 +22,9 @@ from omegaconf import DictConfig
 
 from harness import api
 from harness.errors import ConfigError
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Status
-from harness.trial import run_test
+from harness.session.trial import run_test
 from systems.cassandra import CassandraSystem, YCSBWorkload
 from tests.requirements import LONG, NEEDS_CASSANDRA
 

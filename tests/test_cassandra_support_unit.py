@@ -16,13 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.config import install_dir
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import CommandResult, Executor, LocalExecutor
-from harness.machine import Machine
-from harness.remote import connect
-from harness.remote.cluster import Cluster
-from harness.remote.inventory import Host, Inventory
+from harness.hosts import connect
+from harness.hosts.cluster import Cluster
+from harness.hosts.inventory import Host, Inventory
+from harness.hosts.machine import Machine, install_dir
 from harness.space import load_catalogue
 from systems.cassandra import (
     CassandraSystem,
@@ -74,7 +73,7 @@ class FakeHost(Executor):
     ) -> CommandResult:
         argv = [str(part) for part in command]
         self.commands.append(argv)
-        if argv[:2] == ["sh", "-c"] and "MemTotal" in argv[2]:  # harness.machine's facts
+        if argv[:2] == ["sh", "-c"] and "MemTotal" in argv[2]:  # harness.hosts.machine's facts
             if self.ram_kib is None:
                 raise ExecutorError(f"on {self.host}: cannot read /proc/meminfo")
             facts = f"mem_kib={self.ram_kib}\ncores=2\n"

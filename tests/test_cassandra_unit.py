@@ -23,11 +23,10 @@ import yaml
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from harness.config import install_dir
 from harness.errors import ConfigError, WorkloadError, WorkloadTimeout
 from harness.executor import LocalExecutor
-from harness.machine import Machine
-from harness.remote.cluster import Cluster
+from harness.hosts.cluster import Cluster
+from harness.hosts.machine import Machine, install_dir
 from harness.space import Config, load_catalogue
 from systems.cassandra import CassandraSystem, YCSBWorkload, commands, heap, render, ycsb
 from tests.conftest import ROOT

@@ -18,7 +18,7 @@ from harness.api import run_objects
 from harness.errors import ConfigError
 from harness.records import Observation, Status, best_measured, config_key
 from harness.space import Knob, Space
-from harness.store import SampleStore
+from harness.store.samples import SampleStore
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 

@@ -17,10 +17,10 @@ from classytune.classifiers import decision_tree, describe, resolve, xgboost
 from classytune.model_io import load_artifacts
 from harness.api import run_objects
 from harness.errors import ConfigError
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
+from harness.session.trial import run_test
 from harness.space import Knob, Space
-from harness.trial import run_test
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 FAST: dict[str, Any] = {"s_factor": 10, "classifier": partial(xgboost, n_estimators=30)}

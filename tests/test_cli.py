@@ -13,7 +13,7 @@ from typing import Literal, overload
 
 import pytest
 
-from harness.store import SampleStore
+from harness.store.samples import SampleStore
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,11 +9,11 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from harness.build import make_objective, make_workload
-from harness.config import workloads_of
+from harness.builder.session import make_objective, make_workload
+from harness.builder.validate import check_workload_choices
+from harness.conf.schema import workloads_of
 from harness.errors import ConfigError
 from harness.system import System, Workload
-from harness.validate import check_workload_choices
 from tests.conftest import ROOT, group_options
 
 Compose = Callable[..., DictConfig]

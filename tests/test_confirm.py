@@ -1,5 +1,5 @@
-"""End-of-session confirmation (harness.confirm): alternating re-measurements of the default
-and the best, resumable, reported with their spread."""
+"""End-of-session confirmation (harness.session.confirm): alternating re-measurements of the
+default and the best, resumable, reported with their spread."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.confirm import CONFIRM_KEY, confirmation, pending_roles
+from harness.cli.report import summary
 from harness.errors import ConfigError
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
-from harness.report import summary
-from harness.session import Session
-from harness.session_end import session_metrics
-from harness.session_options import SessionOptions
-from harness.store import SampleStore
-from harness.tracker import NullTracker
+from harness.session.confirm import CONFIRM_KEY, confirmation, pending_roles
+from harness.session.end import session_metrics
+from harness.session.options import SessionOptions
+from harness.session.session import Session
+from harness.store.samples import SampleStore
+from harness.tracking.tracker import NullTracker
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 
@@ -104,10 +104,10 @@ def test_a_session_confirms_its_best_after_the_budget_and_a_resume_completes_it(
 
 def test_simulated_systems_do_not_confirm_by_default_real_ones_do(tmp_path: Path) -> None:
     session = _session(tmp_path, 5, None)
-    assert session.confirm_rounds == 0
+    assert session.reference_tests.confirm_rounds == 0
     session.system.kind = "real"  # type: ignore[misc]
-    assert session.confirm_rounds == 0  # a 5-test smoke session
+    assert session.reference_tests.confirm_rounds == 0  # a 5-test smoke session
     session.options.budget = 20
-    assert session.confirm_rounds == 3
+    assert session.reference_tests.confirm_rounds == 3
     with pytest.raises(ConfigError, match=r"session\.confirm"):
         SessionOptions(confirm=-1)

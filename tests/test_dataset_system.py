@@ -14,13 +14,13 @@ from omegaconf import DictConfig
 
 from baselines.sampling import LHSTuner
 from harness import api
-from harness.build import make_workload
+from harness.builder.session import make_workload
 from harness.errors import ConfigError
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
-from harness.store import export_csv
+from harness.session.trial import run_test
+from harness.store.samples import export_csv
 from harness.system import System, Workload
-from harness.trial import run_test
 from harness.tuner import Tuner
 from systems.dataset import DatasetSystem, SurrogateWorkload
 from systems.dataset import model as model_module

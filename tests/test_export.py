@@ -1,4 +1,4 @@
-"""``python -m harness.export``: every family's native files parse back to a test's values.
+"""``python -m harness.cli.export``: every family's native files parse back to a test's values.
 
 Each export is read with a real parser of its format (configparser, sqlite3, xml.etree,
 yaml.safe_load, line parsers) and compared with what the adapter renders for a test; the
@@ -25,8 +25,8 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig
 
 from harness import api
+from harness.builder.export import build_adapter, export_config, hydra_override
 from harness.errors import ConfigError
-from harness.export import build_adapter, export_config, hydra_override
 from harness.space import Config
 from harness.system import System
 
@@ -266,7 +266,7 @@ def test_adapter_file_names_stay_in_the_folder(tmp_path: Path) -> None:
 
 def _run_export(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.export", *args],
+        [sys.executable, "-m", "harness.cli.export", *args],
         capture_output=True,
         text=True,
         timeout=120,

@@ -18,7 +18,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.executor import CommandResult, Executor, LocalExecutor
-from harness.remote.cluster import Cluster
+from harness.hosts.cluster import Cluster
 from harness.space import Config, Knob, Space
 from harness.system import System
 from systems import ports

@@ -23,9 +23,9 @@ import pytest
 
 from harness import api
 from harness.errors import ConfigError
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Status
-from harness.trial import run_test
+from harness.session.trial import run_test
 from systems.hadoop import HDFSYarnSystem, TestDFSIOWorkload
 from systems.hadoop.daemons import running_pid
 from tests.requirements import NEEDS_HADOOP

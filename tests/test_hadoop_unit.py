@@ -22,15 +22,15 @@ import numpy as np
 import pytest
 from omegaconf import DictConfig
 
-from harness.build import make_workload
-from harness.config import workloads_of
+from harness.builder.session import make_workload
+from harness.conf.schema import workloads_of
 from harness.errors import ConfigError, KnobError, SystemStartError, WorkloadError
 from harness.executor import LocalExecutor
-from harness.objective import Objective
+from harness.hosts.cluster import Cluster
+from harness.objectives.objective import Objective
 from harness.records import Status
-from harness.remote.cluster import Cluster
+from harness.session.trial import run_test
 from harness.space import Space, load_catalogue
-from harness.trial import run_test
 from systems.hadoop import (
     DFSIOeWorkload,
     HDFSYarnSystem,
@@ -952,8 +952,8 @@ def test_hive_lifecycle_over_ssh_on_standins(
     """The same lifecycle through the SSH executor and a real private sshd on 127.0.0.1:
     env passing, remote file writes and reads, remote command quoting. One node (every Hadoop
     node needs an address of its own, and the sshd has one)."""
-    from harness.remote import Host
-    from harness.remote.ssh import SSHExecutor
+    from harness.hosts.inventory import Host
+    from harness.hosts.ssh import SSHExecutor
 
     base, state = standin
     node = SSHExecutor(Host.from_mapping(private_sshd.host(name="node1"), {}))
@@ -1066,7 +1066,7 @@ def test_bad_cluster_addresses_fail_at_setup(make: Make, standin: tuple[Path, Pa
 
 @pytest.mark.parametrize("cls", [HiveHadoopSystem, HDFSYarnSystem])
 def test_the_session_builder_hands_over_the_cluster(cls: type) -> None:
-    from harness.remote.connect import adapter_kwargs
+    from harness.hosts.connect import adapter_kwargs
 
     cluster = Cluster.local()
     assert adapter_kwargs("x", f"{cls.__module__}.{cls.__name__}", cluster) == {"cluster": cluster}

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from harness import api
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Status
-from harness.trial import run_test
+from harness.session.trial import run_test
 from systems.hadoop import (
     HiveHadoopSystem,
     HiveQueryWorkload,

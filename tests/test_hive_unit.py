@@ -246,7 +246,7 @@ def test_mapreduce_jobs_name_the_setup_command_when_their_jar_is_missing(
 def test_dotted_knob_names_can_be_pinned_and_narrowed_from_the_command_line() -> None:
     # Hydra reads `+system.fixed.mapreduce.job.maps=3` as nested keys; Hadoop's names are dotted.
     from harness import api
-    from harness.build import _make_systems, _pins_and_ranges
+    from harness.builder.session import _make_systems, _pins_and_ranges
 
     cfg = api.compose(
         [

@@ -24,8 +24,8 @@ import pytest
 
 from harness.errors import StoreError
 from harness.records import Observation, Status
-from harness.signals import child_pids
-from harness.store import SampleStore
+from harness.session.signals import child_pids
+from harness.store.samples import SampleStore
 from tests.hostile import ROOT, run_harness, start_harness, stored_lines, wait_for
 from tests.sshd import PrivateSSHD
 
@@ -102,7 +102,7 @@ def _store_with_torn_tail(folder: Path, tests: int = 5) -> Path:
 
 _KILL_AT = textwrap.dedent("""
     import os, signal, sys
-    from harness.store import SampleStore
+    from harness.store.samples import SampleStore
     target, count = sys.argv[2], int(sys.argv[3])
     real = getattr(os, target)
     calls = 0
@@ -143,7 +143,9 @@ def test_a_kill_injected_by_strace_during_the_repair_loses_nothing(
     tmp_path: Path, syscalls: str
 ) -> None:
     path = _store_with_torn_tail(tmp_path / "s")
-    code = f"from harness.store import SampleStore; SampleStore({str(path.parent)!r}).load()"
+    code = (
+        f"from harness.store.samples import SampleStore; SampleStore({str(path.parent)!r}).load()"
+    )
     killed = subprocess.run(
         [
             "strace",
@@ -409,8 +411,8 @@ def test_a_connection_lost_mid_command_is_host_unreachable_not_a_crash(
     private_sshd: PrivateSSHD,
 ) -> None:
     from harness.errors import ExecutorError, HostUnreachable
-    from harness.remote.inventory import Inventory
-    from harness.remote.ssh import SSHExecutor
+    from harness.hosts.inventory import Inventory
+    from harness.hosts.ssh import SSHExecutor
 
     inventory = Inventory.from_config("t", [private_sshd.host()])
     ssh = SSHExecutor(inventory.hosts[0])
@@ -489,7 +491,7 @@ def test_a_resumed_remote_session_removes_its_folder_on_the_host(
 def test_a_disk_full_at_the_end_keeps_every_test_and_says_so(
     small_disk: Path, compose_cfg: object
 ) -> None:
-    from harness.build import build_session
+    from harness.builder.session import build_session
 
     cfg = compose_cfg(
         "system=synthetic10",

@@ -28,13 +28,13 @@ from classytune.warm_start import (
     load_priors,
     source_list,
 )
-from harness.build import build_session
+from harness.builder.session import build_session
+from harness.builder.validate import ensure_results_dir
 from harness.errors import ConfigError, HarnessError
 from harness.records import Observation, Status
-from harness.signals import child_pids
+from harness.session.signals import child_pids
 from harness.space import Config
-from harness.store import SampleStore
-from harness.validate import ensure_results_dir
+from harness.store.samples import SampleStore
 from systems.synthetic import SyntheticSystem
 from tests.hostile import (
     kill_all,

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Status
+from harness.session.trial import run_test
 from harness.system import MetricSpec, System, Workload
-from harness.trial import run_test
 from systems.dbserver.conftext import mycnf_value, pg_string
 from tests.hostile import kill_all, processes_of, run_harness, start_harness, wait_for
 from tests.requirements import NEEDS_MARIADB

@@ -1,4 +1,4 @@
-"""A session folder is data (issue 54): what ``resume=`` and ``python -m harness.export`` read
+"""A session folder is data (issue 54): what ``resume=`` and ``python -m harness.cli.export`` read
 from one someone else wrote can build only the project's own targets, cannot send writes
 outside the folder, and gives one line instead of a traceback when it is malformed.
 
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.builder.export import export_session
 from harness.errors import ConfigError
-from harness.export import export_session
-from harness.stored_config import check_stored_targets
+from harness.store.stored_config import check_stored_targets
 from tests.hostile import ROOT, harness_argv, run_harness
 
 DATA = ROOT / "systems" / "dataset" / "data" / "moot" / "Apache_AllMeasurements.csv"
@@ -56,7 +56,7 @@ def _edit_meta(folder: Path, change: object) -> None:
 
 def _export(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.export", str(folder), *args],
+        [sys.executable, "-m", "harness.cli.export", str(folder), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -91,9 +91,15 @@ def _plant(folder: Path, key: str, node: dict[str, object]) -> None:
     ("key", "target"),
     [
         ("system.adapter", "shutil.copyfile"),  # any callable outside the project
-        ("system.adapter", "harness.store.shutil.copyfile"),  # reached through a project module
+        (
+            "system.adapter",
+            "harness.store.samples.shutil.copyfile",
+        ),  # reached through a project module
         ("tuner.classifier", "shutil.copyfile"),  # nested anywhere in the tree
-        ("workload", "harness.export.export_config"),  # a project function no config builds
+        (
+            "workload",
+            "harness.builder.export.export_config",
+        ),  # a project function no config builds
     ],
 )
 def test_a_stored_target_outside_the_project_never_runs(
@@ -245,7 +251,7 @@ def test_samples_csv_text_cannot_become_a_spreadsheet_formula(
     finished: Path, tmp_path: Path
 ) -> None:
     from harness.records import Observation, Status
-    from harness.store import export_csv
+    from harness.store.samples import export_csv
 
     formula = '=HYPERLINK("http://example.invalid","x")'
     rows = [

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.builder.export import best_yaml
+from harness.cli.report import summary
 from harness.errors import KnobError
-from harness.export import best_yaml
 from harness.knob_risk import Risk, risk_from_dict
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
-from harness.report import summary
-from harness.session_options import SessionResult
+from harness.session.options import SessionResult
 from harness.space import Config, knob_from_dict, load_catalogue
 
 ROOT = Path(__file__).resolve().parent.parent

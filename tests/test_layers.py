@@ -5,7 +5,8 @@
   ``tests/``) sees everything. The contract is import-linter's, declared in pyproject.toml.
 - No two modules import each other, directly or through others (function-level imports
   count: they are cycles postponed, not removed).
-- No module is much over 400 lines.
+- No module is much over 600 lines (functions are held small by ruff's complexity and
+  argument-count rules in pyproject.toml; a module holds one concept, not a line quota).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "baselines", "classytune", "systems", "paper")
-#: "~400 lines": a little slack for a docstring, never a second module's worth.
-MAX_LINES = 420
+#: "~600 lines": one concept per module; past this it is usually two.
+MAX_LINES = 600
 
 
 def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -90,10 +91,10 @@ def test_layer_contract_holds() -> None:
         [path, "--no-cache"], cwd=ROOT, capture_output=True, text=True, check=False, timeout=300
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "1 kept, 0 broken" in done.stdout
+    assert "2 kept, 0 broken" in done.stdout
 
 
-def test_no_module_is_much_over_400_lines() -> None:
+def test_no_module_is_much_over_600_lines() -> None:
     long = {
         str(path.relative_to(ROOT)): count
         for package in (*PACKAGES, "scripts")

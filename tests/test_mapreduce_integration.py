@@ -8,9 +8,9 @@ import pytest
 
 from harness.api import run_objects
 from harness.errors import SystemStartError
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Status
-from harness.trial import run_test
+from harness.session.trial import run_test
 from systems.mapreduce import MapReduceJob, MapReduceSystem
 from tests.requirements import NEEDS_JAVAC, NEEDS_PYSPARK
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, KnobError
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import load_catalogue
 from systems.mapreduce import MapReduceJob, expert, render
 from systems.mapreduce.system import first_error, parse_mr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.other_work import own_cgroup
+from harness.hosts.other_work import own_cgroup
 from paper.measure_real import main, workload_arg
 from tests.requirements import NEEDS_TOMCAT
 

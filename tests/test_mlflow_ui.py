@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness import api
-from harness.ui_snapshot import CHROMIUM, render, serve_ui
+from harness.tracking.ui_snapshot import CHROMIUM, render, serve_ui
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM, reason="no chromium: apt-get install chromium (scripts/setup.sh --full)"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from harness import api
-from harness import tracking_keys as keys
-from harness.tracking_view import (
+from harness.tracking import keys
+from harness.tracking.view import (
     CLASSIC_KIND,
     EXPERIMENT_KIND_TAG,
     runs_page,

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.machine import Machine
-from harness.objective import Objective
+from harness.hosts.machine import Machine
+from harness.objectives.objective import Objective
 from harness.records import Status
+from harness.session.trial import run_test
 from harness.system import Workload
-from harness.trial import run_test
 from systems.dbserver.sysbench import SysbenchOLTP
 from systems.mysql import MySQLSystem
 from systems.tpcc import TPCCWorkload

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import KnobError, WorkloadError
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from systems.dbserver.sysbench import histogram_percentile, parse_sysbench, sysbench_command
 from systems.mysql import expert
 from systems.mysql.system import format_value, load_space, render_mycnf
@@ -124,7 +124,7 @@ def test_expert_settings_are_valid(machine: Machine, knob_set: str) -> None:
 def test_hydra_config_builds_every_workload(compose_cfg, workload: str) -> None:  # type: ignore[no-untyped-def]
     from hydra.utils import instantiate
 
-    from harness.build import make_workload
+    from harness.builder.session import make_workload
 
     cfg = compose_cfg("system=mysql", f"workload={workload}", "system.adapter.knob_set=30")
     driver = make_workload(cfg)

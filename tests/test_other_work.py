@@ -1,4 +1,4 @@
-"""The CPU that other work takes during a test (harness.other_work): parsing /proc/stat,
+"""The CPU that other work takes during a test (harness.hosts.other_work): parsing /proc/stat,
 cpu.stat and mountinfo, and, with real control groups where this machine can make them, a busy
 process beside a group counted as other work and the same process inside it not."""
 
@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.objective import Objective
-from harness.other_work import (
+from harness.hosts.other_work import (
     CGROUP_ENV,
     CpuTimes,
     OtherWork,
@@ -28,7 +27,8 @@ from harness.other_work import (
     parse_task_stat,
     processes_in,
 )
-from harness.trial import run_test
+from harness.objectives.objective import Objective
+from harness.session.trial import run_test
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 PROC_STAT = (

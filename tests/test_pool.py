@@ -1,4 +1,4 @@
-"""Parallel tests across a pool of hosts (``session.parallel``, :mod:`harness.session_pool`):
+"""Parallel tests across a pool of hosts (``session.parallel``, :mod:`harness.session.pool_loop`):
 tests that really overlap, a fast host never held back by a slow one, each result told as it
 finishes, a store in trial order, resume after an interrupt, and the one-line refusals. The
 systems here are synthetic ones that take a while per test (logic only); the real pool of
@@ -17,15 +17,15 @@ import pytest
 
 from baselines.sampling import LHSTuner, RandomTuner
 from harness import api
-from harness.build import StoreKind, assemble_session
+from harness.builder.session import StoreKind, assemble_session
 from harness.errors import ConfigError
-from harness.objective import Objective
-from harness.pool import Worker, batch_size
+from harness.hosts.pool import Worker, batch_size
+from harness.objectives.objective import Objective
 from harness.records import Observation, config_key
-from harness.session import Session
-from harness.session_options import SessionOptions
+from harness.session.options import SessionOptions
+from harness.session.session import Session
 from harness.space import Config
-from harness.store import SampleStore
+from harness.store.samples import SampleStore
 from harness.tuner import Tuner
 from systems.synthetic.system import SyntheticSystem, SyntheticWorkload
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.machine import Machine
-from harness.objective import Objective
+from harness.hosts.machine import Machine
+from harness.objectives.objective import Objective
 from harness.records import Status
 from harness.system import Workload
 from systems.dbserver.sysbench import SysbenchOLTP
@@ -39,7 +39,7 @@ def test_short_session(name: str, tmp_path: Path) -> None:
 def test_crash_then_timeout_then_recovery(tmp_path: Path) -> None:
     import psycopg
 
-    from harness.trial import run_test
+    from harness.session.trial import run_test
 
     system = PostgresSystem()
     workload = SysbenchOLTP("readonly", duration_s=3, tables=2, table_size=10_000)

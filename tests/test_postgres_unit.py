@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import KnobError, WorkloadError
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from systems.dbserver.sysbench import parse_sysbench
 from systems.postgres import expert
 from systems.postgres.pgbench import log_latencies_ms, parse_pgbench, pgbench_command
@@ -127,7 +127,7 @@ def test_expert_settings_are_valid(machine: Machine, knob_set: str) -> None:
 def test_hydra_config_builds_every_workload(compose_cfg, workload: str) -> None:  # type: ignore[no-untyped-def]
     from hydra.utils import instantiate
 
-    from harness.build import make_workload
+    from harness.builder.session import make_workload
 
     cfg = compose_cfg("system=postgres", f"workload={workload}", "workload.duration_s=4")
     driver = make_workload(cfg)

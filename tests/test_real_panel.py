@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.objective import Objective
-from harness.other_work import cgroup2_root, own_cgroup
+from harness.hosts.other_work import cgroup2_root, own_cgroup
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
 from paper import real_panel, real_queue
 from paper.real_figures import FIGURES, Row
@@ -552,7 +552,7 @@ def test_every_queued_session_of_every_figure_composes(compose_cfg):
     """A typo in a row's cuts or a tuner's overrides ends a queue hours in; here it fails now."""
     from hydra.utils import instantiate
 
-    from harness.build import make_workload
+    from harness.builder.session import make_workload
     from paper.real_queue import command
 
     for figure in FIGURES.values():

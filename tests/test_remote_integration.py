@@ -13,9 +13,9 @@ import pytest
 
 from harness.errors import ConfigError, ExecutorError, HostUnreachable
 from harness.executor import CommandTimeout
-from harness.remote import Host, Inventory
-from harness.remote.connect import connect_inventory
-from harness.remote.ssh import SSHExecutor
+from harness.hosts.connect import connect_inventory
+from harness.hosts.inventory import Host, Inventory
+from harness.hosts.ssh import SSHExecutor
 from tests.sshd import PrivateSSHD
 
 pytestmark = pytest.mark.integration

@@ -10,9 +10,10 @@ from omegaconf import DictConfig
 
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import LocalExecutor
-from harness.remote import Cluster, Host, Inventory
-from harness.remote.connect import adapter_kwargs, check_placement
-from harness.remote.ssh import env_stdin, remote_command, watch_link
+from harness.hosts.cluster import Cluster
+from harness.hosts.connect import adapter_kwargs, check_placement
+from harness.hosts.inventory import Host, Inventory
+from harness.hosts.ssh import env_stdin, remote_command, watch_link
 from harness.space import Config
 from harness.system import System
 
@@ -109,7 +110,7 @@ def test_host_validation_names_the_bad_value(field: str, value: object, message:
 
 
 def test_a_declared_share_narrows_the_machine_and_never_widens_it() -> None:
-    from harness.machine import Machine
+    from harness.hosts.machine import Machine
 
     host = Machine(ram_bytes=8 * 2**30, cores=4)
     assert host.within(2048, 2, "host 'n1'") == Machine(ram_bytes=2 * 2**30, cores=2)

@@ -1,4 +1,4 @@
-"""Rerunning a sweep (harness.rerun, issue #20 item 5): a named session that finished is
+"""Rerunning a sweep (harness.cli.rerun, issue #20 item 5): a named session that finished is
 skipped, one that stopped is continued with nothing lost, one of another setup is refused."""
 
 from __future__ import annotations

@@ -10,17 +10,16 @@ from typing import TypedDict, Unpack
 import pytest
 from omegaconf import DictConfig
 
-from harness import tracking_keys as keys
-from harness.build import build_session
+from harness.builder.session import build_session
 from harness.errors import ConfigError, HarnessError, WorkloadError
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Status
-from harness.session import Session, SessionOptions
+from harness.session.session import Session, SessionOptions
 from harness.space import Config
-from harness.store import SampleStore
+from harness.store.samples import SampleStore
 from harness.system import MetricSpec, System, Workload
-from harness.tracker import Tracker
-from harness.tracking import MlflowTracker, NullTracker
+from harness.tracking.mlflow_tracker import MlflowTracker, NullTracker, keys
+from harness.tracking.tracker import Tracker
 from systems.synthetic import SyntheticSystem
 
 Compose = Callable[..., DictConfig]
@@ -239,7 +238,7 @@ def test_minimised_objective_is_normalised(compose_cfg: Compose) -> None:
 
 
 def test_a_latency_constraint_is_honoured_by_the_best_setting(compose_cfg: Compose) -> None:
-    from harness.report import summary
+    from harness.cli.report import summary
 
     cfg = compose_cfg(
         "system=synthetic10",

@@ -1,4 +1,4 @@
-"""The session's answer (:attr:`harness.session_options.SessionResult.answer`): a tuner that
+"""The session's answer (:attr:`harness.session.options.SessionResult.answer`): a tuner that
 answers with another setting than its best measured test (``Tuner.answer``, e.g. Algorithm 1's
 output) is reported, exported, confirmed and benchmarked on that answer, with the best
 measured test beside it; a tuner that does not is reported exactly as before."""
@@ -8,17 +8,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from baselines.sampling import LHSTuner
-from harness import tracking_keys as keys
-from harness.confirm import CONFIRM_KEY
-from harness.export import best_observation
-from harness.objective import Objective
+from harness.builder.export import best_observation
+from harness.cli.report import summary
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status, answer_of, best_measured
-from harness.report import summary
-from harness.session import Session
-from harness.session_end import session_metrics
-from harness.session_options import SessionOptions
-from harness.store import SampleStore
-from harness.tracker import NullTracker
+from harness.session.confirm import CONFIRM_KEY
+from harness.session.end import session_metrics
+from harness.session.options import SessionOptions
+from harness.session.session import Session
+from harness.store.samples import SampleStore
+from harness.tracking import keys
+from harness.tracking.tracker import NullTracker
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 

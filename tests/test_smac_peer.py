@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness import api
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
 from harness.space import Config, Knob, Space
 from systems.synthetic import SyntheticSystem, SyntheticWorkload

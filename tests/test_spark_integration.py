@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness.api import run_objects
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Status
-from harness.trial import run_test
+from harness.session.trial import run_test
 from systems.spark import SparkJob, SparkSystem
 
 pytestmark = [

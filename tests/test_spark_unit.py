@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, KnobError
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import load_catalogue
 from systems.spark import SparkJob, conf, expert
 from systems.spark.system import java_error, parse_runner

@@ -13,11 +13,11 @@ import pytest
 from hydra.utils import instantiate
 
 from harness import api
-from harness.build import make_workload
+from harness.builder.session import make_workload
 from harness.errors import SystemStartError, WorkloadError, WorkloadTimeout
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Status
-from harness.trial import run_test
+from harness.session.trial import run_test
 from systems.sqlite import SQLiteOLTP, SQLiteSystem
 
 pytestmark = pytest.mark.integration

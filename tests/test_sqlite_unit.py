@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import KnobError, WorkloadError
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import load_catalogue
 from systems.sqlite import SQLiteSystem, expert, pragmas, worker
 from systems.sqlite.system import CATALOGUE

@@ -9,7 +9,7 @@ import pytest
 
 from harness.errors import StoreError
 from harness.records import Observation, Status
-from harness.store import SampleStore
+from harness.store.samples import SampleStore
 
 
 def _obs(trial: int, status: Status = Status.SUCCEEDED) -> Observation:

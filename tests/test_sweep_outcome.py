@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.sweep_outcome import OUTCOME_FILE
+from harness.cli.sweep_outcome import OUTCOME_FILE
 from tests.sweeps import harness_sweep
 
 NAMED = ["session.name=${hydra:runtime.choices.tuner}-s${seed}", "session.existing=resume"]
@@ -127,7 +127,7 @@ def test_an_earlier_sweeps_outcomes_in_the_same_folder_are_not_reported(tmp_path
     and its stale job 1 are ignored; job 1 of this run never started."""
     import io
 
-    from harness import sweep_outcome
+    from harness.cli import sweep_outcome
 
     def write(job: int, status: str, age_s: float) -> None:
         folder = tmp_path / str(job)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HostUnreachable
-from harness.remote import Host
-from harness.remote.ssh import SSHExecutor
+from harness.hosts.inventory import Host
+from harness.hosts.ssh import SSHExecutor
 from tests import testbed
 from tests.testbed import Testbed
 
@@ -159,7 +159,7 @@ def test_an_inventory_share_of_ram_and_cores_narrows_what_the_host_reports(bed: 
     facts read there over SSH (ranges, constants and rules follow); a share above what the
     host has is refused in one line that names the host and the fix."""
     from harness.errors import ConfigError
-    from harness.machine import Machine
+    from harness.hosts.machine import Machine
 
     test_host = bed.hosts[1]
     whole = _ssh(test_host)
@@ -188,8 +188,8 @@ def test_the_sut_hosts_own_memory_and_cores_shape_ranges_constants_and_rules(
     and the expert rules follow it, not the harness machine (24 GiB, 2 cores here)."""
     import shutil as _shutil
 
-    from harness.machine import Machine, sut_machine
-    from harness.utility import machine_constants
+    from harness.hosts.machine import Machine, sut_machine
+    from harness.objectives.utility import machine_constants
     from paper.expert import ExpertTuner
     from systems.postgres.system import MEMORY_FRACTIONS, PostgresSystem, load_space
 

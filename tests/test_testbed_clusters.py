@@ -16,7 +16,7 @@ from omegaconf import DictConfig
 
 from harness import api
 from harness.records import Status
-from harness.session import Session, SessionResult
+from harness.session.session import Session, SessionResult
 from systems.cassandra import CassandraSystem
 from tests import test_cassandra_real as cassandra_real
 from tests import test_hadoop_real as hadoop_real

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import KnobError, WorkloadError
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import load_catalogue
 from systems.tomcat import expert, render
 from systems.tomcat.system import TomcatSystem, http_url, start_failure

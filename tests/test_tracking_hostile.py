@@ -28,10 +28,9 @@ from typing import Any
 
 import pytest
 
-from harness import tracking_keys as keys
 from harness.errors import TrackingError
 from harness.records import Observation, Status
-from harness.tracking import MlflowTracker, make_tracker, redact_uri
+from harness.tracking.mlflow_tracker import MlflowTracker, keys, make_tracker, redact_uri
 from tests.hostile import ROOT, run_harness
 
 _ENV = (
@@ -249,7 +248,7 @@ def test_a_half_written_child_run_is_completed_not_duplicated(tmp_path: Path) ->
 def test_a_locked_sqlite_store_delays_but_loses_no_child_run(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="harness.tracking")
+    caplog.set_level(logging.INFO, logger="harness.tracking.mlflow_tracker")
     db = tmp_path / "mlflow.db"
     tracker = MlflowTracker(f"sqlite:///{db}", results_dir=tmp_path, retry_every_s=1.0)
     run_id = tracker.start_session("locked", "s", {}, {}, tmp_path / "art")
@@ -347,7 +346,7 @@ def test_server_outage_buffers_without_slowing_tests_and_resume_completes(
 ) -> None:
     from mlflow.tracking import MlflowClient
 
-    caplog.set_level(logging.INFO, logger="harness.tracking")
+    caplog.set_level(logging.INFO, logger="harness.tracking.mlflow_tracker")
     server.start()
     uri = f"http://alice:s3cret@127.0.0.1:{server.port}"
     reader = MlflowClient(f"http://127.0.0.1:{server.port}")
@@ -439,7 +438,7 @@ _KILL_CREATING = textwrap.dedent("""
         from mlflow.tracking import MlflowClient
         MlflowClient(tracking_uri=uri).search_experiments()
     else:
-        from harness.tracking import MlflowTracker
+        from harness.tracking.mlflow_tracker import MlflowTracker
         MlflowTracker(uri, results_dir=results)
 """)
 
@@ -506,7 +505,7 @@ def test_a_kill_injected_by_strace_while_the_store_is_created_leaves_a_usable_st
     results = tmp_path / "results"
     results.mkdir(mode=0o700)
     code = (
-        "from pathlib import Path; from harness.tracking import MlflowTracker; "
+        "from pathlib import Path; from harness.tracking.mlflow_tracker import MlflowTracker; "
         f"MlflowTracker('sqlite:///{results}/mlflow.db', results_dir=Path({str(results)!r}))"
     )
     killed = subprocess.run(
@@ -537,7 +536,7 @@ def test_a_store_that_mlflow_left_half_migrated_and_empty_is_rebuilt(
     # heard on the module's own logger, at its own level: in the whole suite, earlier tests
     # configure logging in this process (caplog's root handler missed it there)
     warnings: list[str] = []
-    logger = logging.getLogger("harness.tracking_store")
+    logger = logging.getLogger("harness.tracking.store")
     monkeypatch.setattr(logger, "disabled", False)
     handler = logging.Handler(logging.WARNING)
     handler.emit = lambda record: warnings.append(record.getMessage())  # type: ignore[method-assign]

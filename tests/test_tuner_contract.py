@@ -19,11 +19,11 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, open_dict
 
 from harness import api
-from harness.objective import Objective
+from harness.objectives.objective import Objective
 from harness.records import Observation, Status
-from harness.session_options import SessionResult
+from harness.session.options import SessionResult
+from harness.session.trial import run_test
 from harness.space import Space
-from harness.trial import run_test
 from harness.tuner import Tuner, tuner_name_of
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 from tests.conftest import CONF

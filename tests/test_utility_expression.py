@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.expression import (
+from harness.objectives.expression import (
     MAX_LENGTH,
     EvaluationError,
     Expression,

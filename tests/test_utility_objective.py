@@ -8,21 +8,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import harness.trial
+import harness.session.trial
 from baselines.sampling import LHSTuner
 from harness import api
 from harness.errors import ConfigError
-from harness.machine import Machine
-from harness.objective import Objective
-from harness.records import Observation, Status
-from harness.system import MetricSpec
-from harness.utility import (
+from harness.hosts.machine import Machine
+from harness.objectives.objective import Objective
+from harness.objectives.utility import (
     UtilityObjective,
     build_objective,
     describe,
     machine_constants,
     rescore,
 )
+from harness.records import Observation, Status
+from harness.system import MetricSpec
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
 
 METRICS = (
@@ -174,8 +174,8 @@ def test_infeasible_mode() -> None:
 
 
 def test_a_test_under_a_violated_constraint_is_infeasible_with_no_score() -> None:
-    # what harness.trial.run_test records: the objective's own verdict
-    from harness.objective import Objective
+    # what harness.session.trial.run_test records: the objective's own verdict
+    from harness.objectives.objective import Objective
 
     class Fixed(SyntheticWorkload):
         def run(self, system: object, timeout_s: float | None) -> dict[str, float]:
@@ -185,7 +185,7 @@ def test_a_test_under_a_violated_constraint_is_infeasible_with_no_score() -> Non
     assert isinstance(objective, Objective)
     system = SyntheticSystem("10")
     system.setup(Path("."), Fixed())
-    obs = harness.trial.run_test(system, Fixed(), objective, system.space.default(), 0)
+    obs = harness.session.trial.run_test(system, Fixed(), objective, system.space.default(), 0)
     assert obs.status is Status.INFEASIBLE and obs.score is None
     assert "violates latency_p99_ms <= 12" in obs.message
 

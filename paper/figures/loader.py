@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness import tracking_keys as keys
+from harness.tracking import keys
 
 __all__ = ["NoRunsError", "load_pools", "load_samples", "load_sessions", "load_tuner_artifacts"]
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from harness.config import install_dir
 from harness.errors import ConfigError
+from harness.hosts.machine import install_dir
 from systems.cassandra import render
 
 __all__ = ["config_fields", "unknown_keys"]

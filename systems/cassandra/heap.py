@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import Executor, LocalExecutor
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import Space
 
 __all__ = [
@@ -45,7 +45,7 @@ def host_heap_mb(nodes: Sequence[Executor]) -> int:
     """Cassandra's own heap rule for the first SUT host, its memory shared by the nodes that
     run on it (every node of a local ring is this machine); ConfigError if unreadable.
 
-    The host's memory is what :meth:`harness.machine.Machine.of` reads there: its control
+    The host's memory is what :meth:`harness.hosts.machine.Machine.of` reads there: its control
     group's limit and the inventory's ``ram_mib`` share applied, as for every other system."""
     first = nodes[0]
     try:

@@ -12,8 +12,8 @@ from typing import Any
 
 from harness.errors import WorkloadError
 from harness.executor import CommandTimeout, Executor, tail
-from harness.process import Deadline, StartFailed, process_alive, wait_ready
-from harness.remote.cluster import Cluster
+from harness.hosts.cluster import Cluster
+from harness.hosts.process import Deadline, StartFailed, process_alive, wait_ready
 from systems.cassandra import commands
 from systems.cassandra.commands import NodePaths
 from systems.cassandra.node import logs_tail, logs_text, read_pid

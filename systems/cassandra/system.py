@@ -1,6 +1,6 @@
 """Apache Cassandra 5.0 on one or more nodes as a system under tune.
 
-Every SUT node of the :class:`~harness.remote.cluster.Cluster` runs one Cassandra from the same
+Every SUT node of the :class:`~harness.hosts.cluster.Cluster` runs one Cassandra from the same
 install (``bin/cassandra``, ``bin/nodetool``, ``conf/``, ``lib/``: what ``scripts/setup.sh
 --full`` builds from Maven Central, see ``systems/cassandra/java/server``) with a private base
 folder: ``conf/`` (a copy of the install's conf with our cassandra.yaml and JVM options),
@@ -25,16 +25,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.config import install_dir as harness_install_dir
 from harness.errors import ConfigError, ExecutorError, SystemStartError
-from harness.process import (
+from harness.hosts.cluster import Cluster
+from harness.hosts.machine import install_dir as harness_install_dir
+from harness.hosts.process import (
     Deadline,
     run_step,
     signal_process,
     stop_process,
     wait_ready,
 )
-from harness.remote.cluster import Cluster
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload, native_header
 from systems.cassandra import commands, heap, render

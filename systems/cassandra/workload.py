@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.config import install_dir
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
-from harness.process import run_step
+from harness.hosts.machine import install_dir
+from harness.hosts.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.cassandra import ycsb
 from systems.java_text import jvm_options

@@ -10,7 +10,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.conf import CONFIG_DIR
-from harness.config import HarnessConfig
+from harness.conf.schema import HarnessConfig
 from systems.dataset.system import DatasetSystem, SurrogateWorkload
 
 __all__ = ["CONF_DIR", "builtin_names", "load_builtin"]

@@ -42,6 +42,7 @@ from harness.errors import ConfigError
 from harness.space import Knob, Space
 from systems.dataset.defaults import apply_catalogue, default_rule
 from systems.dataset.structure import (
+    Group,
     find_constraints,
     find_groups,
     group_values,
@@ -271,25 +272,11 @@ def build_dataset(
     groups = find_groups([c for c in sources if c in numeric], numeric) if one_hot else []
     grouped = {c: g for g in groups for c in g.sources}
     varying = {c for c in sources if len(set(cells[c])) > 1}
-    knobs: list[Knob] = []
-    columns: dict[str, str] = {}
-    inference: list[str] = []
-    row_values: dict[str, list[Any]] = {}
-    n = len(table.rows)
+    typed = _TypedColumns()
     for column in sources:
         if column in grouped:
-            group = grouped[column]
-            if column != group.sources[0]:
-                continue
-            choice = group_values(group, numeric, n)
-            name = group.name
-            while name in columns or (name in varying and name not in group.sources):
-                name += "_choice"  # a group named like another knob's column
-            mode = Counter(choice).most_common(1)[0][0]
-            knob = Knob(name, "enum", default=mode, values=group.choices)
-            columns[name], row_values[name] = ", ".join(group.sources), choice
-            knobs.append(knob)
-            inference.append(f"{name}: {_describe(knob)} <- {group.reason()}")
+            if column == grouped[column].sources[0]:
+                typed.add_group(grouped[column], numeric, varying, len(table.rows))
             continue
         name = column.removeprefix("config.") if export else column
         unit = ""
@@ -302,11 +289,14 @@ def build_dataset(
             notes.append(f"dropped constant column {column!r}")
             log.info("%s: dropped constant column %r (not a knob)", table.source, column)
             continue
-        knob, why = found
-        knobs.append(knob)
-        columns[name] = column
-        row_values[name] = [_cell_value(knob, c) for c in cells[column]]  # type: ignore[arg-type]
-        inference.append(f"{name}: {_describe(knob)} <- {column!r}: {why}")
+        typed.add_column(name, column, cells[column], *found)
+    knobs, columns, inference, row_values = (
+        typed.knobs,
+        typed.columns,
+        typed.inference,
+        typed.row_values,
+    )
+    n = len(table.rows)
     if not knobs:
         raise ConfigError(f"{table.source}: no knob columns left (all constant or excluded)")
     configs = [{k.name: row_values[k.name][i] for k in knobs} for i in range(n)]
@@ -317,15 +307,7 @@ def build_dataset(
     categorical = [k.name for k in knobs if k.type in ("enum", "bool")]
     constraints = find_constraints(configs, categorical)
     inference += [f"constraint: {c}" for c in constraints]
-    statuses: Counter[str] = Counter()
-    if "status" in table.columns:
-        statuses.update(
-            (c or "").strip().upper()
-            for c, bad in zip(table.column("status"), failed, strict=True)
-            if bad
-        )
-        statuses.pop("SUCCEEDED", None)
-        statuses.pop("INFEASIBLE", None)
+    statuses = _failure_statuses(table, failed)
     return Dataset(
         space=space,
         configs=configs,
@@ -336,9 +318,56 @@ def build_dataset(
         default_source=default_source,
         columns=columns,
         notes=notes,
-        failure_statuses=dict(statuses),
+        failure_statuses=statuses,
         inference=inference,
         constraints=constraints,
         default_index=default_index,
         direction=marker_direction(target_col),
     )
+
+
+class _TypedColumns:
+    """The knobs typed so far, the columns they come from, and each row's value of each."""
+
+    def __init__(self) -> None:
+        self.knobs: list[Knob] = []
+        self.columns: dict[str, str] = {}
+        self.inference: list[str] = []
+        self.row_values: dict[str, list[Any]] = {}
+
+    def add_group(
+        self, group: Group, numeric: dict[str, list[float]], varying: set[str], rows: int
+    ) -> None:
+        """One enum knob for a one-hot (or ordinal) group of columns."""
+        choice = group_values(group, numeric, rows)
+        name = group.name
+        while name in self.columns or (name in varying and name not in group.sources):
+            name += "_choice"  # a group named like another knob's column
+        mode = Counter(choice).most_common(1)[0][0]
+        knob = Knob(name, "enum", default=mode, values=group.choices)
+        self.columns[name], self.row_values[name] = ", ".join(group.sources), choice
+        self.knobs.append(knob)
+        self.inference.append(f"{name}: {_describe(knob)} <- {group.reason()}")
+
+    def add_column(
+        self, name: str, column: str, cells: list[str | None], knob: Knob, why: str
+    ) -> None:
+        """One knob for one column, typed by :func:`_infer_knob`."""
+        self.knobs.append(knob)
+        self.columns[name] = column
+        self.row_values[name] = [_cell_value(knob, c) for c in cells]  # type: ignore[arg-type]  # a typed knob has no empty cell
+        self.inference.append(f"{name}: {_describe(knob)} <- {column!r}: {why}")
+
+
+def _failure_statuses(table: Table, failed: Any) -> dict[str, int]:
+    """How many failed rows carry each status other than SUCCEEDED and INFEASIBLE."""
+    statuses: Counter[str] = Counter()
+    if "status" in table.columns:
+        statuses.update(
+            (c or "").strip().upper()
+            for c, bad in zip(table.column("status"), failed, strict=True)
+            if bad
+        )
+        statuses.pop("SUCCEEDED", None)
+        statuses.pop("INFEASIBLE", None)
+    return dict(statuses)

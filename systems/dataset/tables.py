@@ -29,6 +29,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.errors import ConfigError
 
@@ -178,15 +179,7 @@ def parse_arff(text: str, source: str = "<arff>", exclude: Sequence[str] = ()) -
     """Parse ARFF text with ``scipy.io.arff`` (numeric and nominal attributes)."""
     from scipy.io import arff
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        match = re.match(r"\s*@attribute\s+('[^']*'|\"[^\"]*\"|\S+)\s+(\w+)", raw, re.I)
-        if match and match.group(2).lower() in ("string", "date", "relational"):
-            name = match.group(1).strip("'\"")
-            raise ConfigError(
-                f"{source} line {lineno}: attribute {name!r} has type {match.group(2)!r}; "
-                "scipy.io.arff reads numeric, real, integer and {nominal values} "
-                "attributes (declare it nominal, or convert the file to CSV)"
-            )
+    _refuse_unreadable_attributes(text, source)
     lines = _data_lines(text)
     if not any(_DATA_LINE.match(raw) for raw in text.splitlines()):
         raise ConfigError(f"{source}: no @data section (not an ARFF file, or truncated)")
@@ -211,21 +204,38 @@ def parse_arff(text: str, source: str = "<arff>", exclude: Sequence[str] = ()) -
     for name in columns:
         if kinds[name] == "nominal":
             nominal[name] = tuple(str(v) for v in meta[name][1])
-    rows: list[list[str | None]] = []
-    for record in data:
-        row: list[str | None] = []
-        for name in columns:
-            cell = record[name]
-            if kinds[name] == "nominal":
-                value = cell.decode() if isinstance(cell, bytes) else str(cell)
-                row.append(None if value == "?" else value)
-            else:
-                row.append(_number_text(float(cell)))
-        rows.append(row)
+    rows = [_arff_row(record, columns, kinds) for record in data]
     if len(lines) != len(rows):  # e.g. a data line scipy skipped: fall back to row numbers
         lines = list(range(1, len(rows) + 1))
     table = Table(columns, rows, lines, source, nominal)
     return without_columns(table, exclude) if exclude else table
+
+
+def _refuse_unreadable_attributes(text: str, source: str) -> None:
+    """A string, date or relational attribute: one line naming it, before scipy fails on it."""
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        match = re.match(r"\s*@attribute\s+('[^']*'|\"[^\"]*\"|\S+)\s+(\w+)", raw, re.I)
+        if match and match.group(2).lower() in ("string", "date", "relational"):
+            name = match.group(1).strip("'\"")
+            raise ConfigError(
+                f"{source} line {lineno}: attribute {name!r} has type {match.group(2)!r}; "
+                "scipy.io.arff reads numeric, real, integer and {nominal values} "
+                "attributes (declare it nominal, or convert the file to CSV)"
+            )
+
+
+def _arff_row(record: Any, columns: list[str], kinds: dict[str, str]) -> list[str | None]:
+    """One ARFF record as table cells: nominal values as text (``?``: missing), numbers as
+    their shortest text."""
+    row: list[str | None] = []
+    for name in columns:
+        cell = record[name]
+        if kinds[name] == "nominal":
+            value = cell.decode() if isinstance(cell, bytes) else str(cell)
+            row.append(None if value == "?" else value)
+        else:
+            row.append(_number_text(float(cell)))
+    return row
 
 
 _ARFF_ATTRIBUTE = re.compile(r"\s*@attribute\s+('[^']*'|\"[^\"]*\"|\S+)\s+(.*)$", re.I)

@@ -33,8 +33,8 @@ from typing import Any
 
 from harness.errors import ConfigError, ExecutorError, HarnessError
 from harness.executor import Executor, LocalExecutor
-from harness.machine import Machine
-from harness.process import kill_process_group, process_alive, process_state, stop_process
+from harness.hosts.machine import Machine
+from harness.hosts.process import kill_process_group, process_alive, process_state, stop_process
 from harness.space import Config, Space
 from harness.system import System, Workload
 

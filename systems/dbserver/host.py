@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.executor import Executor
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import Space
 
 __all__ = ["find_binary", "free_port", "memory_overrides"]

@@ -14,9 +14,8 @@ from typing import Any
 
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
-from harness.process import run_step
-from harness.system import MetricSpec, System, Workload
-from harness.validate import whole_number
+from harness.hosts.process import run_step
+from harness.system import MetricSpec, System, Workload, whole_number
 from systems.dbserver.base import ServerSystem
 from systems.dbserver.host import find_binary
 

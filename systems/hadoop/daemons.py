@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from harness.errors import ExecutorError
 from harness.executor import Executor, LocalExecutor
-from harness.process import process_alive
+from harness.hosts.process import process_alive
 
 __all__ = [
     "Daemon",

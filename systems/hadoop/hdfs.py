@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.remote.cluster import Cluster
+from harness.hosts.cluster import Cluster
 from systems.hadoop import render
 from systems.hadoop.native import NativeSites
 from systems.hadoop.system import HadoopSystem

@@ -14,9 +14,9 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from harness.config import install_dir as harness_install_dir
 from harness.executor import Executor
-from harness.remote.cluster import Cluster
+from harness.hosts.cluster import Cluster
+from harness.hosts.machine import install_dir as harness_install_dir
 from systems.hadoop import render
 from systems.hadoop.native import NativeSites
 from systems.hadoop.system import HadoopSystem

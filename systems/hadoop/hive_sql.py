@@ -17,8 +17,7 @@ from typing import Any
 
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
-from harness.system import MetricSpec, System
-from harness.validate import whole_number
+from harness.system import MetricSpec, System, whole_number
 from systems.hadoop import datagen
 from systems.hadoop.hive import HiveHadoopSystem
 from systems.hadoop.jobs import HadoopJob

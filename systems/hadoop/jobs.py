@@ -19,9 +19,8 @@ from typing import Any
 
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
-from harness.process import run_step
-from harness.system import MetricSpec, System, Workload
-from harness.validate import whole_number
+from harness.hosts.process import run_step
+from harness.system import MetricSpec, System, Workload, whole_number
 from systems.hadoop.parse import job_failure, parse_dfsio_results
 from systems.hadoop.system import HadoopSystem
 

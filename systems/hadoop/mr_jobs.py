@@ -15,11 +15,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.config import install_dir
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
-from harness.system import MetricSpec, System
-from harness.validate import whole_number
+from harness.hosts.machine import install_dir
+from harness.system import MetricSpec, System, whole_number
 from systems.hadoop import datagen
 from systems.hadoop.jobs import HadoopJob
 from systems.hadoop.render import check_path

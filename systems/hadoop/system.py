@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.config import install_dir as harness_install_dir
 from harness.errors import ConfigError, ExecutorError, KnobError, WorkloadError
 from harness.executor import CommandResult, CommandTimeout, Executor, tail
-from harness.process import Deadline, StartFailed, run_step, wait_ready
-from harness.remote.cluster import Cluster
+from harness.hosts.cluster import Cluster
+from harness.hosts.machine import install_dir as harness_install_dir
+from harness.hosts.process import Deadline, StartFailed, run_step, wait_ready
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload
 from systems.hadoop import commands, daemons, health, render

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.errors import ConfigError
 from harness.executor import Executor, LocalExecutor
-from harness.remote.cluster import Cluster
+from harness.hosts.cluster import Cluster
 from systems.hadoop import daemons, render
 from systems.hadoop.nodes import PORT_STEP, WorkerPorts
 from systems.ports import check_free

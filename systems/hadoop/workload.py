@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.errors import ConfigError, WorkloadError, WorkloadTimeout
 from harness.executor import tail
-from harness.process import run_step
+from harness.hosts.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.hadoop import commands
 from systems.hadoop.hibench import HiBenchHost

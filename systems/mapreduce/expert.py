@@ -9,7 +9,7 @@ return partial configurations restricted to the knobs of ``space``, clipped into
 
 from __future__ import annotations
 
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import Config, Space
 
 __all__ = ["manual", "script"]

@@ -8,7 +8,7 @@ numbers clamped into range).
 
 from __future__ import annotations
 
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import Config, Space
 
 __all__ = ["manual", "script"]

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import Executor
-from harness.machine import Machine
-from harness.process import Deadline, StartFailed, wait_ready
+from harness.hosts.machine import Machine
+from harness.hosts.process import Deadline, StartFailed, wait_ready
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from harness.system import Workload, native_header
 from systems.dbserver.base import BENCH_DATABASE, ServerSystem

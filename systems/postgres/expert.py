@@ -7,7 +7,7 @@ and every value is clamped into the knob's range before validation.
 
 from __future__ import annotations
 
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import Config, Space
 
 __all__ = ["manual", "script"]

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from harness.errors import ConfigError, ExecutorError, SystemStartError
 from harness.executor import Executor
-from harness.machine import Machine
-from harness.process import run_step
+from harness.hosts.machine import Machine
+from harness.hosts.process import run_step
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from harness.system import native_header
 from systems.dbserver.base import BENCH_DATABASE, ServerSystem

@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.errors import ConfigError, SystemStartError, WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
-from harness.process import run_step
+from harness.hosts.process import run_step
 from harness.space import Config, load_catalogue
 from harness.system import System, Workload, native_header
 from systems.spark import conf

@@ -11,7 +11,7 @@ knobs of ``space`` and moved onto its allowed values (clamped ranges, nearest en
 
 from __future__ import annotations
 
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import Config, Space
 
 __all__ = ["manual", "script"]

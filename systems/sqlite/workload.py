@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from harness.errors import WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
-from harness.process import run_step
+from harness.hosts.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.sqlite.system import SQLiteSystem
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import Space
 
 __all__ = ["manual", "script"]

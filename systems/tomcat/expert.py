@@ -10,7 +10,7 @@ partial configurations restricted to the knobs of ``space``, clipped into their 
 
 from __future__ import annotations
 
-from harness.machine import Machine
+from harness.hosts.machine import Machine
 from harness.space import Config, Space
 
 __all__ = ["manual", "script"]

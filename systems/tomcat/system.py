@@ -20,7 +20,7 @@ from pathlib import Path
 
 from harness.errors import ConfigError, ExecutorError
 from harness.executor import Executor, LocalExecutor, tail
-from harness.process import (
+from harness.hosts.process import (
     Deadline,
     StartFailed,
     process_alive,

@@ -17,9 +17,8 @@ from pathlib import Path
 
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
-from harness.process import run_step
-from harness.system import MetricSpec, System, Workload
-from harness.validate import whole_number
+from harness.hosts.process import run_step
+from harness.system import MetricSpec, System, Workload, whole_number
 
 __all__ = ["WebExploration", "parse_wrk"]
 

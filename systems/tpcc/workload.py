@@ -16,9 +16,8 @@ from typing import Any
 
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
-from harness.process import run_step
-from harness.system import MetricSpec, System, Workload
-from harness.validate import whole_number
+from harness.hosts.process import run_step
+from harness.system import MetricSpec, System, Workload, whole_number
 from systems.tpcc.driver import PASSWORD_ENV, parse_summary
 from systems.tpcc.schema import Scale
 
