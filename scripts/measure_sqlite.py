@@ -1,6 +1,6 @@
 """Measure the SQLite system: reset strategies, noise of the default, and a short LHS session.
 
-    /work/venv/bin/python scripts/measure_sqlite.py [--mix readwrite] [--budget 12]
+    python scripts/measure_sqlite.py [--mix readwrite] [--budget 12]
         [--duration 4.5] [--repeats 3] [--rows 100000]
 
 Prints a Markdown report (the numbers in systems/sqlite/README.md come from it). The default

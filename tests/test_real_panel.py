@@ -21,6 +21,7 @@ from harness.other_work import cgroup2_root, own_cgroup
 from harness.records import Observation, Status
 from paper import real_panel, real_queue
 from paper.real_figures import FIGURES, Row
+from paper.real_pack import PACK_FILE, read_pack
 from paper.real_panel import (
     LOAD_MARGIN,
     OTHER_CPU_LIMIT,
@@ -416,13 +417,15 @@ def test_the_driver_stops_resumably_continues_and_then_skips_on_real_sqlite(tmp_
     again = _driver(tmp_path, "budget=12")  # a finished session is not started again
     out, _ = again.communicate(timeout=60)
     assert again.returncode == 0 and name not in out
-    row = session_row(tmp_path / "sessions" / name)
+    assert not (tmp_path / "sessions" / name).exists()  # packed when it finished
+    (packed,) = [s for s in read_pack(tmp_path / PACK_FILE) if s.name == name]
+    row = session_row(packed)
     assert row is not None and row["tests"] == 12 and row["default_measurements"] >= 2
     # in a control group of its own where the machine can make one; removed when it ended
     with own_cgroup("test-probe", parent="harness-tests") as probe:
         groups = probe is not None
     if groups:
-        assert all("other_cpu" in json.loads(line)["extra"] for line in observations.open())
+        assert all("other_cpu" in record["extra"] for record in packed.observations)
         assert row["median_other_cpu"] < 0.05  # this test's own polling runs beside it
         assert not (cgroup2_root() / "harness-queue" / name).exists()  # type: ignore[operator]
 
@@ -431,7 +434,8 @@ def test_fig6_draws_the_committed_real_sessions_whatever_the_surrogates_source(
     tmp_path, monkeypatch
 ):
     """`python -m paper.figures fig6` on a fresh clone (no MLflow store): the surrogate panel
-    from the exported CSV, the real panel from results/real/fig6/sessions/, both committed."""
+    from the exported CSV, the real panel from results/real/fig6/sessions.jsonl, both
+    committed."""
     import shutil
 
     from paper.figures import cli
@@ -479,7 +483,7 @@ def test_fig6_draws_the_real_panel_beside_the_surrogates_with_each_tuner_in_one_
 
 def test_fig7_and_fig10a_draw_their_real_sessions_beside_the_surrogates(tmp_path, monkeypatch):
     """`python -m paper.figures fig7` on a fresh clone: the surrogate panel from the exported
-    CSV and the real TPC-C panel from results/real/fig7/sessions/; each figure reads only its
+    CSV and the real TPC-C panel from results/real/fig7/sessions.jsonl; each figure reads only its
     own queue's sessions."""
     import shutil
 
