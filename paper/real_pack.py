@@ -26,6 +26,7 @@ committed file must not name one machine's layout.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import sys
@@ -43,9 +44,12 @@ __all__ = [
     "PackedSession",
     "add_sessions",
     "main",
+    "pack_finished",
     "pack_folder",
+    "packed_tests",
     "portable",
     "read_pack",
+    "session_state",
     "unpack",
     "write_pack",
 ]
@@ -163,6 +167,40 @@ def add_sessions(pack: Path, sessions: Iterable[PackedSession]) -> None:
     by_name = {s.name: s for s in read_pack(pack)}
     by_name.update({s.name: s for s in sessions})
     write_pack(pack, by_name.values())
+
+
+def packed_tests(results_dir: Path) -> dict[str, int]:
+    """Tests of each packed session of the figure (the pack is read again when it changes)."""
+    pack = results_dir / PACK_FILE
+    try:
+        stat = pack.stat()
+    except FileNotFoundError:
+        return {}
+    return _tests_per_session(pack, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _tests_per_session(pack: Path, mtime_ns: int, size: int) -> dict[str, int]:
+    """Tests of each session in ``pack`` as it was at ``mtime_ns`` and ``size`` (the cache key:
+    the status reads every queued session's state, and a figure's pack holds megabytes)."""
+    return {s.name: len(s.observations) for s in read_pack(pack)}
+
+
+def session_state(results_dir: Path, name: str) -> tuple[str, int]:
+    """(``finished`` | ``stopped`` | ``not started``, tests stored) of a figure's session: its
+    working folder's (stopped, or unpacked to be resumed), else the pack's (finished)."""
+    folder = results_dir / WORK_FOLDER / name
+    if not folder.exists():
+        packed = packed_tests(results_dir).get(name)
+        if packed is not None:
+            return "finished", packed
+    meta_path = folder / "session.json"
+    if not meta_path.exists():
+        return "not started", 0
+    status = json.loads(meta_path.read_text()).get("status")
+    observations = folder / "observations.jsonl"
+    tests = sum(1 for _ in observations.open()) if observations.exists() else 0
+    return ("finished" if status == "FINISHED" else "stopped"), tests
 
 
 def unpack(session: PackedSession, folder: Path) -> Path:

@@ -12,9 +12,8 @@ alternating), named ``<figure>-<system>-<workload>-<tuner>-s<seed>``; what each 
 :mod:`paper.real_figures`. The experiment sets ``session.existing=resume``, so running the
 queue again skips every finished session and continues a stopped one from its stored tests:
 the driver can be killed, or the machine stopped, at any time. A session runs in a working
-folder, ``results/real/<figure>/sessions/<session>/`` (not committed); once it finishes, the
-driver packs it into ``results/real/<figure>/sessions.jsonl`` (:mod:`paper.real_pack`), the
-figure's committed data, and removes the folder. Sessions run one at a time (a
+folder, ``results/real/<figure>/sessions/<session>/``, packed when it finishes into the
+figure's committed ``sessions.jsonl`` (:mod:`paper.real_pack`). Sessions run one at a time (a
 lock file refuses a second driver): on 2 shared cores two sessions would measure each other.
 
 The order is a system's sessions for both seeds (all four tuners each), then the next system,
@@ -56,7 +55,7 @@ from typing import Any
 
 from harness.other_work import CGROUP_ENV, join, own_cgroup
 from paper.real_figures import FIGURES, RealFigure, Row
-from paper.real_pack import PACK_FILE, WORK_FOLDER, pack_finished, read_pack
+from paper.real_pack import pack_finished, session_state
 
 __all__ = ["main", "planned", "session_state"]
 
@@ -72,41 +71,6 @@ def planned(
         for seed in range(seeds):
             for tuner in tuners:
                 yield row, tuner, seed
-
-
-def session_state(results_dir: Path, name: str) -> tuple[str, int]:
-    """(``finished`` | ``stopped`` | ``not started``, tests stored) of one queued session: a
-    packed session is finished; one in its working folder (unpacked to be resumed, or stopped)
-    is as that folder says."""
-    folder = results_dir / WORK_FOLDER / name
-    if not folder.exists():
-        packed = _packed_tests(results_dir).get(name)
-        if packed is not None:
-            return "finished", packed
-    meta_path = folder / "session.json"
-    if not meta_path.exists():
-        return "not started", 0
-    status = json.loads(meta_path.read_text()).get("status")
-    observations = folder / "observations.jsonl"
-    tests = sum(1 for _ in observations.open()) if observations.exists() else 0
-    return ("finished" if status == "FINISHED" else "stopped"), tests
-
-
-def _packed_tests(results_dir: Path) -> dict[str, int]:
-    """Tests of each packed session of the figure (the pack is read again when it changes)."""
-    pack = results_dir / PACK_FILE
-    try:
-        stat = pack.stat()
-    except FileNotFoundError:
-        return {}
-    return _tests_per_session(pack, stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=4)
-def _tests_per_session(pack: Path, mtime_ns: int, size: int) -> dict[str, int]:
-    """Tests of each session in ``pack`` as it was at ``mtime_ns`` and ``size`` (the cache key:
-    the status reads every queued session's state, and a figure's pack holds megabytes)."""
-    return {s.name: len(s.observations) for s in read_pack(pack)}
 
 
 def command(
