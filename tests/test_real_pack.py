@@ -112,3 +112,29 @@ def test_adding_a_session_keeps_the_pack_sorted_by_name(tmp_path):
     add_sessions(tmp_path / PACK_FILE, [first])
     add_sessions(tmp_path / PACK_FILE, [second, first])
     assert [s.name for s in read_pack(tmp_path / PACK_FILE)] == ["m", "z"]
+
+
+def test_the_driver_packs_each_session_that_finishes_and_skips_it_next_time(tmp_path, monkeypatch):
+    """The queue's data is the pack: a finished session lands in it at once (its folder goes),
+    and a stopped one keeps its folder for the next run of the queue."""
+    from paper import real_queue
+
+    outcomes = iter([("FINISHED", 0), ("INTERRUPTED", real_queue.INTERRUPTED)])
+    ran: list[str] = []
+
+    def runs(argv: list[str], log: Path, deadline: float | None, group: object) -> int:
+        name = log.stem
+        ran.append(name)
+        status, code = next(outcomes)
+        _folder(tmp_path, name, status=status, tests=2)
+        return code
+
+    monkeypatch.setattr(real_queue, "_run_one", runs)
+    monkeypatch.setattr(real_queue, "wait_until_quiet", lambda *a, **k: 0.0)
+    argv = ["run", "--systems", "sqlite", "--seeds", "1", "--tuners", "lhs", "bestconfig",
+            "--results-dir", str(tmp_path)]  # fmt: skip
+    assert real_queue.main(argv) == real_queue.INTERRUPTED
+    first, second = ran
+    assert [s.name for s in read_pack(tmp_path / PACK_FILE)] == [first]
+    assert not (tmp_path / "sessions" / first).exists()
+    assert session_state(tmp_path, second) == ("stopped", 2)
