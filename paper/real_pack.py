@@ -204,8 +204,10 @@ def session_state(results_dir: Path, name: str) -> tuple[str, int]:
 
 
 def unpack(session: PackedSession, folder: Path) -> Path:
-    """Write ``session`` as a session folder the harness resumes; ``folder`` must not exist."""
-    folder.mkdir(parents=True)
+    """Write ``session`` as a session folder the harness resumes; ``folder`` must not exist.
+    Private (0700), as the harness makes a session folder."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700)
     (folder / "session.json").write_text(json.dumps(session.meta, indent=2, default=str))
     for name, records in (
         ("observations.jsonl", session.observations),
