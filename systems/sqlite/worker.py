@@ -127,6 +127,10 @@ class IntervalReports:
         if now - self.last >= self.interval_s:
             self.flush(now)
 
+    def pending(self) -> bool:
+        """Whether a transaction finished (or failed) since the last report."""
+        return bool(self.transactions or self.errors)
+
     def flush(self, now: float) -> None:
         """Report the counts since the last report and start a new interval."""
         span = max(now - self.last, 1e-9)
@@ -227,8 +231,8 @@ def run(
                     conn.execute("ROLLBACK")
             now = time.perf_counter()
             intervals.count(now, 0, None)
-    if now - intervals.last >= intervals.interval_s / 10:
-        intervals.flush(now)  # the rest of the run, unless it is only a sliver
+    if intervals.pending():
+        intervals.flush(now)  # the rest of the run, so that the intervals add up to the run
     elapsed = now - started
     effective = {
         name: conn.execute(f"PRAGMA {name}").fetchone() for name, _ in pragmas if _NAME.match(name)

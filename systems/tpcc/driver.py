@@ -199,16 +199,16 @@ def _report_intervals(
 ) -> None:
     """Until every client is done, call ``report`` once per ``interval_s`` with that
     interval's rates (``t`` = seconds since ``started``, the end of the interval); then once
-    for the rest of the run."""
+    for the rest of the run, unless nothing finished in it, so that the intervals' counts add
+    up to the run's."""
     last_t, last = 0.0, (0, 0, 0)
     running = True
     while running:
         running = bool(wait(futures, timeout=interval_s).not_done)
         now = time.time() - started
-        if not running and now - last_t < interval_s / 10:
-            break  # nothing worth a sample is left after the last full interval
         totals = _totals(counters, clients)
-        report({"t": round(now, 3), **_interval(now - last_t, last, totals)})
+        if running or totals != last:
+            report({"t": round(now, 3), **_interval(now - last_t, last, totals)})
         last_t, last = now, totals
 
 

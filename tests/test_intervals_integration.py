@@ -1,0 +1,107 @@
+"""Interval samples from real runs: the SQLite worker, the TPC-C driver on SQLite, a job's elapsed
+bound around a real command, and sysbench + TPC-C on a private MariaDB.
+
+What is checked is that samples arrive and agree with the run's own accounting, never how fast
+anything ran.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness.executor import LocalExecutor
+from systems.intervals import ELAPSED, IntervalRecorder, IntervalSample, elapsed_bound
+from systems.sqlite import SQLiteOLTP, SQLiteSystem
+from systems.tpcc.driver import run_clients
+from systems.tpcc.loader import load
+from systems.tpcc.schema import Scale, connect, dialect_of
+
+pytestmark = pytest.mark.integration
+
+
+def _check_rate_series(samples: tuple[IntervalSample, ...], metric: str) -> list[float]:
+    series = [s for s in samples if s.metric == metric]
+    offsets = [s.offset_s for s in series]
+    assert len(series) >= 2, samples
+    assert offsets == sorted(offsets) and offsets[0] > 0
+    assert all(s.value >= 0 for s in series)
+    return [s.value for s in series]
+
+
+def test_sqlite_worker_reports_every_second_of_a_real_run(tmp_path: Path) -> None:
+    system = SQLiteSystem()
+    workload = SQLiteOLTP(mix="readwrite", duration_s=2.5, rows=2000, seed=1)
+    heard: list[IntervalSample] = []
+    workload.intervals.subscribe(heard.append)
+    system.setup(tmp_path / "work", workload)
+    try:
+        system.reset()
+        system.apply(system.space.default())
+        system.start(30)
+        metrics = workload.run(system, timeout_s=60)
+    finally:
+        system.teardown()
+    samples = workload.intervals.samples
+    assert tuple(heard) == samples
+    rates = _check_rate_series(samples, "tps")
+    assert max(rates) > 0 and metrics["tps"] > 0
+    assert {s.metric for s in samples} == {"tps", "qps", "latency_avg_ms", "errors_per_s"}
+    # the last report covers the end of the run (the worker stops at its first commit after it)
+    assert max(s.offset_s for s in samples) >= 2.5
+
+
+def test_tpcc_driver_intervals_count_every_completed_transaction(tmp_path: Path) -> None:
+    scale = Scale(warehouses=1, items=100, customers=30)
+    target = {"dialect": "sqlite", "path": str(tmp_path / "tpcc.db")}
+    conn = connect(target)
+    load(conn, dialect_of(target), scale)
+    conn.close()
+    records: list[dict[str, float]] = []
+    summary = run_clients(target, scale, 2, 2.0, report=records.append, interval_s=0.5)
+    assert len(records) >= 2
+    assert [r["t"] for r in records] == sorted(r["t"] for r in records)
+    completed = sum(summary["counts"].values())
+    assert completed > 0
+    assert sum(r["transactions"] for r in records) == completed
+
+
+def test_elapsed_bound_arrives_while_a_real_command_runs() -> None:
+    recorder = IntervalRecorder("elapsed", target="duration_s")
+    running = threading.Event()
+    during: list[IntervalSample] = []
+    recorder.subscribe(lambda sample: during.append(sample) if running.is_set() else None)
+    with elapsed_bound(recorder, period_s=0.1):
+        running.set()
+        LocalExecutor().run(["sleep", "1"], timeout_s=30)
+        running.clear()
+    assert during and all(s.metric == ELAPSED for s in during)
+    last = recorder.samples[-1]
+    assert last.value >= 1.0  # the command slept a full second inside the block
+    assert all(s.value <= last.value for s in recorder.samples)
+
+
+@pytest.mark.slow
+def test_sysbench_and_tpcc_on_real_mariadb_report_intervals(tmp_path: Path) -> None:
+    from systems.dbserver.sysbench import SysbenchOLTP
+    from systems.mysql import MySQLSystem
+    from systems.tpcc import TPCCWorkload
+
+    system = MySQLSystem()
+    sysbench = SysbenchOLTP("readwrite", duration_s=3, tables=2, table_size=10_000)
+    tpcc = TPCCWorkload(duration_s=3, items=2_000, customers=100)
+    try:
+        system.setup(tmp_path, sysbench)
+        system.start(120)
+        tpcc.prepare(system, tmp_path)
+        final = sysbench.run(system, timeout_s=120)
+        tpcc_final = tpcc.run(system, timeout_s=120)
+    finally:
+        system.teardown()
+    rates = _check_rate_series(sysbench.intervals.samples, "tps")
+    assert len(rates) >= 2 and final["tps"] > 0  # one report per second of a 3 s run
+    assert {s.metric for s in sysbench.intervals.samples} >= {"tps", "qps", "latency_p95_ms"}
+    tpm = _check_rate_series(tpcc.intervals.samples, "tpmC")
+    assert max(tpm) > 0 and tpcc_final["tpmC"] > 0
