@@ -35,6 +35,7 @@ PENDING = {
     "results/bench/eval/gpbo/REPORT.md": "paper.bench records its --out resolved (as above)",
     "tests/data/spark_stderr_driver_memory.txt": "a captured stderr: rewrite its paths",
     "tests/data/spark_stderr_task_cpus.txt": "a captured stderr: rewrite its paths",
+    "tests/data/cassandra/ycsb_run_status_stderr.txt": "a captured stderr: rewrite its paths",
     "systems/sqlite/README.md": "names /work/venv/bin/python; say .venv/bin/python",
     "tests/test_sqlite_unit.py": "a captured traceback names /work/main/systems/...",
 }
