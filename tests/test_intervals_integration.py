@@ -1,5 +1,5 @@
 """Interval samples from real runs: the SQLite worker, the TPC-C driver on SQLite, a job's elapsed
-bound around a real command, and sysbench + TPC-C on a private MariaDB.
+bound around a real command, sysbench + TPC-C on a private MariaDB, and wrk on a real Tomcat.
 
 What is checked is that samples arrive and agree with the run's own accounting, never how fast
 anything ran.
@@ -105,3 +105,23 @@ def test_sysbench_and_tpcc_on_real_mariadb_report_intervals(tmp_path: Path) -> N
     assert {s.metric for s in sysbench.intervals.samples} >= {"tps", "qps", "latency_p95_ms"}
     tpm = _check_rate_series(tpcc.intervals.samples, "tpmC")
     assert max(tpm) > 0 and tpcc_final["tpmC"] > 0
+
+
+@pytest.mark.slow
+def test_wrk_on_real_tomcat_reports_whole_seconds(tmp_path: Path) -> None:
+    from systems.tomcat.system import TomcatSystem
+    from systems.tomcat.workload import WebExploration
+
+    system = TomcatSystem(knob_set="10")
+    workload = WebExploration(duration_s=4, warmup_s=1)
+    try:
+        system.setup(tmp_path, workload)
+        system.apply(system.space.default())
+        system.start(120)
+        final = workload.run(system, timeout_s=120)
+    finally:
+        system.teardown()
+    rates = _check_rate_series(workload.intervals.samples, "requests_per_s")
+    assert max(rates) > 0 and final["requests_per_s"] > 0
+    # a 4 s run spans at least 4 wall-clock seconds; the first and last are partial
+    assert len(rates) >= 3

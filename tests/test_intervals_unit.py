@@ -26,6 +26,7 @@ from systems.intervals import (
 from systems.postgres import pgbench
 from systems.sqlite import workload as sqlite_workload
 from systems.sqlite.worker import IntervalReports
+from systems.tomcat import workload as tomcat_workload
 from systems.tpcc import driver
 from systems.tpcc.workload import metrics_from_output
 
@@ -330,19 +331,71 @@ def test_ycsb_run_asks_for_status_every_second() -> None:
     assert "status.interval=1" in command and command[-1] == "-s"
 
 
+def test_wrk_intervals_sum_the_threads_per_whole_second() -> None:
+    output = (DATA / "tomcat" / "wrk_explore_intervals.txt").read_text()
+    samples = tomcat_workload.wrk_intervals(output)
+    # seconds 760 and 765 are the run's partial first and last: left out
+    assert samples == [
+        IntervalSample(2.0, "requests_per_s", 580 + 543, "req/s"),
+        IntervalSample(3.0, "requests_per_s", 544 + 475, "req/s"),
+        IntervalSample(4.0, "requests_per_s", 700 + 446, "req/s"),
+        IntervalSample(5.0, "requests_per_s", 535 + 754, "req/s"),
+    ]
+    final = tomcat_workload.parse_wrk(output)  # the summary reads as before
+    assert final["requests_per_s"] == pytest.approx(5891 / 5.031694)
+    # every request was issued in some counted second: the issued ones exceed the answered
+    # ones by at most the requests in flight at the end, one per connection
+    lines = [tomcat_workload.parse_interval_line(line) for line in output.splitlines()]
+    issued = sum(parsed[1] for parsed in lines if parsed is not None)
+    assert 0 <= issued - 5891 <= 32
+
+
+def test_wrk_intervals_fill_silent_seconds_and_refuse_forged_spans() -> None:
+    lines = [
+        "HARNESS_INTERVAL thread=1 second=100 requests=5",
+        "HARNESS_INTERVAL thread=1 second=101 requests=50",
+        "HARNESS_INTERVAL thread=1 second=104 requests=7",
+    ]
+    samples = tomcat_workload.wrk_intervals("\n".join(lines))
+    assert [(s.offset_s, s.value) for s in samples] == [(2.0, 50.0), (3.0, 0.0), (4.0, 0.0)]
+    forged = [*lines, "HARNESS_INTERVAL thread=1 second=999999999999 requests=1"]
+    assert tomcat_workload.wrk_intervals("\n".join(forged)) == []
+    assert tomcat_workload.wrk_intervals("Running 5s test @ http://x/") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        *HOSTILE,
+        "HARNESS_INTERVAL thread=1 second=100",
+        "HARNESS_INTERVAL thread=1 second=-100 requests=5",
+        "HARNESS_INTERVAL thread=1 second=100 requests=5.5",
+        "HARNESS_INTERVAL thread=1 second=100 requests=" + "9" * 40,
+    ],
+)
+def test_wrk_interval_line_parser_refuses_hostile_lines(line: str) -> None:
+    assert tomcat_workload.parse_interval_line(line) is None
+
+
 def test_workloads_expose_a_recorder_of_the_right_kind() -> None:
+    from systems.cassandra import YCSBWorkload
     from systems.dbserver.sysbench import SysbenchOLTP
+    from systems.hadoop.hive_sql import HiveQueryWorkload
     from systems.hadoop.jobs import TeraSortWorkload, TestDFSIOWorkload
     from systems.hadoop.mr_jobs import PageRankWorkload
+    from systems.hadoop.workload import DFSIOeWorkload, HiBenchWorkload
     from systems.mapreduce.workload import MapReduceJob
     from systems.postgres.pgbench import PgBench
     from systems.spark.workload import SparkJob
     from systems.sqlite import SQLiteOLTP
+    from systems.tomcat.workload import WebExploration
     from systems.tpcc import TPCCWorkload
 
-    rates = [SysbenchOLTP(), PgBench(), TPCCWorkload(), SQLiteOLTP()]
+    rates = [SysbenchOLTP(), PgBench(), TPCCWorkload(), SQLiteOLTP(), WebExploration()]
+    rates.append(YCSBWorkload(ycsb_dir="/opt/ycsb"))
     jobs = [SparkJob(), MapReduceJob(), TeraSortWorkload(), TestDFSIOWorkload()]
-    jobs.append(PageRankWorkload(jobs_home="/nonexistent"))
+    jobs += [PageRankWorkload(jobs_home="/nonexistent"), HiveQueryWorkload(), DFSIOeWorkload()]
+    jobs.append(HiBenchWorkload("micro", "wordcount"))
     for workload in [*rates, *jobs]:
         assert isinstance(workload, ReportsIntervals), workload
         recorder = workload.intervals
