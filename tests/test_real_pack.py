@@ -1,13 +1,18 @@
 """A real figure's pack: sessions travel as one line each, come back as resumable folders, name
-no path of the machine they ran on, and the queue reads its state from the pack."""
+no path of the machine they ran on, the queue reads its state from the pack, and each committed
+report is what its pack makes."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.records import Observation, Status
 from harness.store import SampleStore
+from paper.real_figures import FIGURES
 from paper.real_pack import (
     PACK_FILE,
     REPOSITORY,
@@ -19,6 +24,7 @@ from paper.real_pack import (
     read_pack,
     unpack,
 )
+from paper.real_panel import report, session_table
 from paper.real_queue import session_state
 
 
@@ -138,3 +144,17 @@ def test_the_driver_packs_each_session_that_finishes_and_skips_it_next_time(tmp_
     assert [s.name for s in read_pack(tmp_path / PACK_FILE)] == [first]
     assert not (tmp_path / "sessions" / first).exists()
     assert session_state(tmp_path, second) == ("stopped", 2)
+
+
+@pytest.mark.parametrize("figure", sorted(FIGURES))
+def test_each_committed_report_is_what_its_pack_makes(figure):
+    """``python -m paper.real_panel --figure <figure>`` writes REPORT.md and sessions.csv from
+    the committed pack alone: the committed ones must be exactly that (regenerate them after a
+    change to the panel)."""
+    real = FIGURES[figure]
+    folder = REPOSITORY / real.results_dir
+    sessions = session_table(folder)
+    table = io.StringIO()
+    sessions.to_csv(table, index=False)
+    assert table.getvalue() == (folder / "sessions.csv").read_text()
+    assert report(sessions, real) == (folder / "REPORT.md").read_text()
