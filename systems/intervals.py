@@ -8,7 +8,9 @@ the same way:
 
 - :class:`IntervalSample`: one report, ``(offset_s, metric, value, unit)``. ``offset_s`` is the
   client's own clock (seconds since it began measuring), so a sample means the same thing
-  whether it is read live or from the output after the run.
+  whether it is read live or from the output after the run. A sample covers the time since the
+  previous sample of the same metric (since 0 for the first): weigh a rate by that span, as the
+  last interval of a run is often a sliver.
 - A *line parser* per client, ``(line) -> list[IntervalSample]``: pure, for one line of the
   client's output; it returns ``[]`` for every line that is not a complete, finite report (a
   client's output is untrusted text: it never raises, and never yields NaN or infinity).

@@ -4,6 +4,7 @@ and each client's line parser on real output captured on this machine (``tests/d
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import threading
 from pathlib import Path
@@ -260,10 +261,18 @@ def test_tpcc_intervals_and_unchanged_summary(database: str) -> None:
     output = (DATA / database / f"tpcc_{database}_intervals.txt").read_text()
     samples = parse_intervals(output, driver.parse_interval_line)
     offsets = _offsets(samples, "tpmC")
-    assert len(offsets) >= 4 and offsets == sorted(offsets)
+    assert len(offsets) >= 5 and offsets == sorted(offsets)
     assert {s.metric for s in samples} == {"tps", "tpmC", "errors_per_s"}
     final = metrics_from_output(output)
-    assert statistics.mean(_series(samples, "tpmC")) == pytest.approx(final["tpmC"], rel=0.25)
+    # each sample covers the time since the previous one: weighed so, the rates give the run's
+    assert _span_weighted_mean(samples, "tpmC") == pytest.approx(final["tpmC"], rel=0.02)
+    assert _span_weighted_mean(samples, "tps") == pytest.approx(final["tps"], rel=0.02)
+
+
+def _span_weighted_mean(samples: list[IntervalSample], metric: str) -> float:
+    offsets = [0.0, *_offsets(samples, metric)]
+    spans = [end - start for start, end in itertools.pairwise(offsets)]
+    return sum(v * w for v, w in zip(_series(samples, metric), spans, strict=True)) / sum(spans)
 
 
 def test_tpcc_interval_rates_from_counter_totals() -> None:
@@ -336,10 +345,10 @@ def test_wrk_intervals_sum_the_threads_per_whole_second() -> None:
     samples = tomcat_workload.wrk_intervals(output)
     # seconds 760 and 765 are the run's partial first and last: left out
     assert samples == [
-        IntervalSample(2.0, "requests_per_s", 580 + 543, "req/s"),
-        IntervalSample(3.0, "requests_per_s", 544 + 475, "req/s"),
-        IntervalSample(4.0, "requests_per_s", 700 + 446, "req/s"),
-        IntervalSample(5.0, "requests_per_s", 535 + 754, "req/s"),
+        IntervalSample(1.0, "requests_per_s", 580 + 543, "req/s"),
+        IntervalSample(2.0, "requests_per_s", 544 + 475, "req/s"),
+        IntervalSample(3.0, "requests_per_s", 700 + 446, "req/s"),
+        IntervalSample(4.0, "requests_per_s", 535 + 754, "req/s"),
     ]
     final = tomcat_workload.parse_wrk(output)  # the summary reads as before
     assert final["requests_per_s"] == pytest.approx(5891 / 5.031694)
@@ -357,7 +366,7 @@ def test_wrk_intervals_fill_silent_seconds_and_refuse_forged_spans() -> None:
         "HARNESS_INTERVAL thread=1 second=104 requests=7",
     ]
     samples = tomcat_workload.wrk_intervals("\n".join(lines))
-    assert [(s.offset_s, s.value) for s in samples] == [(2.0, 50.0), (3.0, 0.0), (4.0, 0.0)]
+    assert [(s.offset_s, s.value) for s in samples] == [(1.0, 50.0), (2.0, 0.0), (3.0, 0.0)]
     forged = [*lines, "HARNESS_INTERVAL thread=1 second=999999999999 requests=1"]
     assert tomcat_workload.wrk_intervals("\n".join(forged)) == []
     assert tomcat_workload.wrk_intervals("Running 5s test @ http://x/") == []

@@ -13,6 +13,8 @@ Min=..., Avg=1003.4, 90=..., 99=..., 99.9=..., 99.99=...] [UPDATE: ...]``: the r
 operation's average latency (µs) over that interval, read by :func:`parse_status_line`. Until
 the first operation completes YCSB leaves the rate out (``2 sec: 0 operations; est
 completion ...``): those seconds are read as a rate of 0, since the client is still starting.
+YCSB rounds the offset down to whole seconds, so the last, partial interval (printed when the
+run stops) repeats the offset before it.
 
 ``bin/ycsb.sh`` re-splits its arguments on blanks (``$(echo "$@" | cut ...)``, unquoted), so a
 value with a blank or a glob character would be torn apart or expanded even though we pass an

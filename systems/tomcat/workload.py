@@ -60,9 +60,9 @@ def wrk_intervals(output: str) -> list[IntervalSample]:
     """One ``requests_per_s`` sample per whole wall-clock second of a wrk run with explore.lua,
     the threads' counts summed; a second in which no thread issued a request counts 0.
 
-    ``offset_s`` is the end of that second, counted from the start of the second the run began
-    in (so up to one second more than the time since wrk started). The first and last seconds
-    are partial and left out; a run that spans fewer than three seconds has no sample.
+    The first and last seconds are partial and left out, and ``offset_s`` counts from the start
+    of the first whole second (the end of that second is 1.0), so each sample covers the second
+    since the previous one. A run that spans fewer than three seconds has no sample.
     """
     issued: Counter[int] = Counter()
     for line in output.splitlines():
@@ -75,7 +75,7 @@ def wrk_intervals(output: str) -> list[IntervalSample]:
     if last - first > 86_400:  # a clock jump or a forged line: no day-long wrk run here
         return []
     return [
-        IntervalSample(float(second + 1 - first), "requests_per_s", float(issued[second]), "req/s")
+        IntervalSample(float(second - first), "requests_per_s", float(issued[second]), "req/s")
         for second in range(first + 1, last)
     ]
 
