@@ -125,3 +125,24 @@ def test_wrk_on_real_tomcat_reports_whole_seconds(tmp_path: Path) -> None:
     assert max(rates) > 0 and final["requests_per_s"] > 0
     # a 4 s run spans at least 4 wall-clock seconds; the first and last are partial
     assert len(rates) >= 3
+
+
+@pytest.mark.slow
+def test_spark_job_emits_its_elapsed_bound(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    from systems.spark import SparkJob, SparkSystem
+
+    system = SparkSystem(knob_set="30")
+    workload = SparkJob(job="wordcount", scale=0.05)
+    try:
+        system.setup(tmp_path, workload)
+        system.apply(system.space.default())
+        system.start(120)
+        final = workload.run(system, timeout_s=300)
+    finally:
+        system.teardown()
+    samples = workload.intervals.samples
+    assert samples and all(s.metric == ELAPSED and s.value == s.offset_s for s in samples)
+    assert [s.value for s in samples] == sorted(s.value for s in samples)
+    # the bound ends at (just above) the job process's wall time, which it never undercuts
+    assert samples[-1].value >= final["total_wall_s"] > 0
