@@ -29,9 +29,11 @@ needs only a per-line callback in the executor's ``run``, into which ``feed`` pl
 Stopping a running test (early stop) is not this module's concern: a listener observes.
 
 Two kinds of recorder (:attr:`IntervalRecorder.kind`): ``rate`` samples are per-interval
-averages named like the final metric they estimate (``tps`` samples estimate the final
-``tps``); ``elapsed`` samples (``elapsed_s``) bound the final metric named by
-:attr:`IntervalRecorder.target` from below, as it is at least the time already spent.
+averages, named like the final metric they estimate where there is one (``tps`` samples
+estimate the final ``tps``; :attr:`IntervalRecorder.target` names the objective's), else by what
+they are (``errors_per_s``); ``elapsed`` samples (``elapsed_s``) bound the final metric named by
+:attr:`IntervalRecorder.target` from below, as it is at least the time already spent (each job
+workload's docstring says where start-up makes it approximate).
 """
 
 from __future__ import annotations

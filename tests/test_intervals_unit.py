@@ -234,7 +234,7 @@ def test_pgbench_progress_and_unchanged_summary() -> None:
     assert samples[:3] == [
         IntervalSample(1.0, "tps", 1596.9, "txn/s"),
         IntervalSample(1.0, "latency_avg_ms", 1.219, "ms"),
-        IntervalSample(1.0, "errors", 0.0, "count"),
+        IntervalSample(1.0, "errors_per_s", 0.0, "1/s"),
     ]
     final = pgbench.parse_pgbench(stdout)
     assert statistics.mean(_series(samples, "tps")) == pytest.approx(final["tps"], rel=0.05)

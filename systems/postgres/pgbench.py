@@ -34,6 +34,8 @@ __all__ = [
     "pgbench_command",
 ]
 
+#: Seconds between two progress lines (``-P``).
+PROGRESS_INTERVAL_S = 1
 #: One ``-P`` line (pgbench 15+ adds ``, N failed``; older versions end after stddev).
 _PROGRESS = re.compile(
     r"^progress: (\S+) s, (\S+) tps, lat (\S+) ms stddev (\S+)(?:, (\S+) failed)?\s*$"
@@ -57,8 +59,9 @@ def parse_pgbench(output: str) -> dict[str, float]:
 
 
 def parse_progress_line(line: str) -> list[IntervalSample]:
-    """The samples of one ``-P`` progress line: tps, latency_avg_ms and (pgbench 15+) the
-    interval's failed transactions as ``errors``; ``[]`` for any other or damaged line."""
+    """The samples of one ``-P`` progress line: tps, latency_avg_ms and (pgbench 15+)
+    errors_per_s (the interval's failed transactions over :data:`PROGRESS_INTERVAL_S`, the
+    interval :func:`pgbench_command` asks for); ``[]`` for any other or damaged line."""
     match = _PROGRESS.match(line.strip())
     if match is None:
         return []
@@ -74,7 +77,8 @@ def parse_progress_line(line: str) -> list[IntervalSample]:
         IntervalSample(offset, "latency_avg_ms", latency, "ms"),
     ]
     if failed_text is not None:  # the failed transactions of this interval
-        samples.append(IntervalSample(offset, "errors", failed, "count"))
+        rate = failed / PROGRESS_INTERVAL_S
+        samples.append(IntervalSample(offset, "errors_per_s", rate, "1/s"))
     return samples
 
 
@@ -121,7 +125,7 @@ def pgbench_command(
         "-T",
         str(max(1, round(duration_s))),
         "-P",
-        "1",
+        str(PROGRESS_INTERVAL_S),
         "-l",
         f"--log-prefix={log_prefix}",
         f"--sampling-rate={sampling_rate:g}",
