@@ -202,7 +202,9 @@ class IntervalRecorder:
 @runtime_checkable
 class ReportsIntervals(Protocol):
     """A workload whose ``run`` emits interval samples into :attr:`intervals` (cleared at the
-    start of each run)."""
+    start of each run). A session checks the capability and listens, e.g.
+    ``if isinstance(workload, ReportsIntervals): workload.intervals.subscribe(on_sample)``; a
+    workload without it (recorded-data and synthetic systems) has nothing to report."""
 
     @property
     def intervals(self) -> IntervalRecorder:
