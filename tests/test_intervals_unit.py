@@ -7,10 +7,16 @@ from __future__ import annotations
 import itertools
 import statistics
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hydra.utils import get_class
+from omegaconf import DictConfig, OmegaConf
 
+from harness.build import make_workload
+from harness.config import workloads_of
+from harness.system import System
 from systems.cassandra import ycsb
 from systems.dbserver import sysbench
 from systems.intervals import (
@@ -30,8 +36,10 @@ from systems.sqlite.worker import IntervalReports
 from systems.tomcat import workload as tomcat_workload
 from systems.tpcc import driver
 from systems.tpcc.workload import metrics_from_output
+from tests.conftest import CONF, group_options
 
 DATA = Path(__file__).parent / "data"
+Compose = Callable[..., DictConfig]
 
 PARSERS: dict[str, LineParser] = {
     "sysbench": sysbench.parse_interval_line,
@@ -386,28 +394,40 @@ def test_wrk_interval_line_parser_refuses_hostile_lines(line: str) -> None:
     assert tomcat_workload.parse_interval_line(line) is None
 
 
-def test_workloads_expose_a_recorder_of_the_right_kind() -> None:
-    from systems.cassandra import YCSBWorkload
-    from systems.dbserver.sysbench import SysbenchOLTP
-    from systems.hadoop.hive_sql import HiveQueryWorkload
-    from systems.hadoop.jobs import TeraSortWorkload, TestDFSIOWorkload
-    from systems.hadoop.mr_jobs import PageRankWorkload
-    from systems.hadoop.workload import DFSIOeWorkload, HiBenchWorkload
-    from systems.mapreduce.workload import MapReduceJob
-    from systems.postgres.pgbench import PgBench
-    from systems.spark.workload import SparkJob
-    from systems.sqlite import SQLiteOLTP
-    from systems.tomcat.workload import WebExploration
-    from systems.tpcc import TPCCWorkload
+REAL_SYSTEMS = [
+    "cassandra",
+    "hdfs",
+    "hive",
+    "mapreduce",
+    "mysql",
+    "postgres",
+    "spark",
+    "sqlite",
+    "tomcat",
+]
 
-    rates = [SysbenchOLTP(), PgBench(), TPCCWorkload(), SQLiteOLTP(), WebExploration()]
-    rates.append(YCSBWorkload(ycsb_dir="/opt/ycsb"))
-    jobs = [SparkJob(), MapReduceJob(), TeraSortWorkload(), TestDFSIOWorkload()]
-    jobs += [PageRankWorkload(jobs_home="/nonexistent"), HiveQueryWorkload(), DFSIOeWorkload()]
-    jobs.append(HiBenchWorkload("micro", "wordcount"))
-    for workload in [*rates, *jobs]:
-        assert isinstance(workload, ReportsIntervals), workload
+
+def test_the_real_systems_are_exactly_those_whose_adapters_say_so() -> None:
+    real = []
+    for system in group_options("system"):
+        adapter = get_class(OmegaConf.load(CONF / "system" / f"{system}.yaml").adapter._target_)
+        assert issubclass(adapter, System)
+        if adapter.kind in ("real", "remote"):  # a real client, here or on hosts
+            real.append(system)
+    assert real == REAL_SYSTEMS
+
+
+@pytest.mark.parametrize("system", REAL_SYSTEMS)
+def test_every_real_workload_reports_intervals_about_one_of_its_metrics(
+    compose_cfg: Compose, system: str
+) -> None:
+    for name in workloads_of(system):
+        workload = make_workload(compose_cfg(f"system={system}", f"workload={name}"))
+        assert isinstance(workload, ReportsIntervals), f"{system}/{name}"
         recorder = workload.intervals
         assert recorder is workload.intervals  # one recorder per workload, kept across runs
-        assert recorder.target in {m.name for m in workload.metrics}, workload
-        assert recorder.kind == ("elapsed" if workload in jobs else "rate"), workload
+        target = {m.name: m for m in workload.metrics}[recorder.target]
+        if recorder.kind == "elapsed":  # bounds a time from below: the time to minimise
+            assert (target.direction, target.unit) == ("min", "s"), f"{system}/{name}"
+        else:  # estimates a rate to maximise
+            assert recorder.kind == "rate" and target.direction == "max", f"{system}/{name}"
