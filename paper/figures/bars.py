@@ -130,7 +130,7 @@ def _marks(ax: Axes, part: pd.DataFrame, x: np.ndarray, style: SeriesStyle) -> N
             textcoords="offset points",
             ha="center",
             va="bottom",
-            fontsize=6,
+            fontsize=7,
             color="dimgray",
             rotation=90,
         )
