@@ -1,5 +1,6 @@
 """Interval samples from real runs: the SQLite worker, the TPC-C driver on SQLite, a job's elapsed
-bound around a real command, sysbench + TPC-C on a private MariaDB, and wrk on a real Tomcat.
+bound around a real command, sysbench + TPC-C on a private MariaDB, wrk on a real Tomcat, a
+Spark job's elapsed bound, and YCSB on a real Cassandra node.
 
 What is checked is that samples arrive and agree with the run's own accounting, never how fast
 anything ran.
@@ -18,6 +19,7 @@ from systems.sqlite import SQLiteOLTP, SQLiteSystem
 from systems.tpcc.driver import run_clients
 from systems.tpcc.loader import load
 from systems.tpcc.schema import Scale, connect, dialect_of
+from tests.requirements import NEEDS_CASSANDRA
 
 pytestmark = pytest.mark.integration
 
@@ -146,3 +148,23 @@ def test_spark_job_emits_its_elapsed_bound(tmp_path: Path) -> None:
     assert [s.value for s in samples] == sorted(s.value for s in samples)
     # the bound ends at (just above) the job process's wall time, which it never undercuts
     assert samples[-1].value >= final["total_wall_s"] > 0
+
+
+@pytest.mark.slow
+@NEEDS_CASSANDRA
+def test_ycsb_on_a_real_cassandra_node_reports_its_status_lines(tmp_path: Path) -> None:
+    from systems.cassandra import CassandraSystem, YCSBWorkload
+
+    system = CassandraSystem(knob_set="30", heap_mb=1024, poll_s=1.0)
+    workload = YCSBWorkload(recordcount=2000, threads=4, load_threads=4, duration_s=4, warmup_s=1)
+    try:
+        system.setup(tmp_path / "work", workload)
+        system.apply(system.space.default())
+        system.start(300)
+        final = workload.run(system, timeout_s=300)
+    finally:
+        system.teardown()
+    samples = workload.intervals.samples
+    rates = _check_rate_series(samples, "throughput_ops")
+    assert max(rates) > 0 and final["throughput_ops"] > 0
+    assert {"read_latency_avg_ms", "update_latency_avg_ms"} <= {s.metric for s in samples}
