@@ -2,9 +2,9 @@
 
 A test's final metrics arrive when its client exits. Most clients can also report as they go
 (sysbench ``--report-interval``, pgbench ``-P``, YCSB's status lines, our TPC-C driver and
-SQLite worker), and a job's elapsed wall time is a running lower bound on its wall time. These
-reports are what a session needs to judge a test before it ends, so every workload exposes them
-the same way:
+SQLite worker, wrk through our Lua script), and a job's elapsed wall time is a running lower
+bound on its wall time. These reports are what a session needs to judge a test before it ends,
+so every workload exposes them the same way:
 
 - :class:`IntervalSample`: one report, ``(offset_s, metric, value, unit)``. ``offset_s`` is the
   client's own clock (seconds since it began measuring), so a sample means the same thing
@@ -15,6 +15,8 @@ the same way:
   client's output; it returns ``[]`` for every line that is not a complete, finite report (a
   client's output is untrusted text: it never raises, and never yields NaN or infinity).
   :func:`parse_intervals` applies one to a whole output, for tests and after-the-fact reading.
+  (wrk's lines are per thread, so they are summed per second over the whole output first:
+  ``systems.tomcat.workload.wrk_intervals``.)
 - :class:`IntervalRecorder`, the seam a session reads: a workload that reports intervals has an
   ``intervals`` attribute holding one (see :class:`ReportsIntervals`). Each ``run`` clears it
   and then emits every sample into it as soon as the workload has it; a session subscribes a
