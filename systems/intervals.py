@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
     "ELAPSED",
@@ -145,7 +145,9 @@ class IntervalRecorder:
 
     Rule: a sample is stored before listeners hear it, and a listener that raises is logged and
     dropped for the rest of the run, so an observer can never fail or alter a measurement.
-    Thread-safe: a job's elapsed ticker emits from its own thread.
+    Thread-safe: a job's elapsed ticker emits from its own thread. A copy (pickle, deepcopy: a
+    workload sent to another process) keeps the samples and drops the listeners, which belong
+    to the process that subscribed them.
     """
 
     def __init__(self, kind: IntervalKind = "rate", target: str = "") -> None:
@@ -154,6 +156,17 @@ class IntervalRecorder:
         self.target = target
         self._samples: list[IntervalSample] = []
         self._listeners: list[IntervalListener] = []
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:
+            return {"kind": self.kind, "target": self.target, "samples": list(self._samples)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.kind = state["kind"]
+        self.target = state["target"]
+        self._samples = list(state["samples"])
+        self._listeners = []
         self._lock = threading.Lock()
 
     @property

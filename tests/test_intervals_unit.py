@@ -4,7 +4,9 @@ and each client's line parser on real output captured on this machine (``tests/d
 
 from __future__ import annotations
 
+import copy
 import itertools
+import pickle
 import statistics
 import threading
 from collections.abc import Callable
@@ -128,6 +130,17 @@ def test_recorder_stores_then_tells_listeners_and_begin_forgets_the_last_run() -
     recorder.unsubscribe(heard.append)
     recorder.feed(SYSBENCH_LINE, sysbench.parse_interval_line)
     assert len(heard) == 5 and len(recorder.samples) == 5
+
+
+def test_a_copied_recorder_keeps_its_samples_and_drops_the_listeners() -> None:
+    recorder = IntervalRecorder("rate", target="tps")
+    heard: list[IntervalSample] = []
+    recorder.subscribe(heard.append)
+    recorder.feed(SYSBENCH_LINE, sysbench.parse_interval_line)
+    for copied in (pickle.loads(pickle.dumps(recorder)), copy.deepcopy(recorder)):
+        assert (copied.kind, copied.target, copied.samples) == ("rate", "tps", recorder.samples)
+        copied.feed(SYSBENCH_LINE, sysbench.parse_interval_line)
+        assert len(copied.samples) == 10 and len(heard) == 5
 
 
 def test_a_failing_listener_is_dropped_and_never_breaks_the_run() -> None:
