@@ -92,6 +92,8 @@ HOSTILE = [
     "2026-12-07 21:30:01:234 0 sec: 0 operations; est completion in 0 second",
     "3 sec: 1 operations; " + "9" * 500 + " current ops/sec;",
     "x" * 100_000,
+    SYSBENCH_LINE.replace("95%", "9" * 5000 + "%"),
+    "2026-12-07 21:30:01:234 3 sec: " + "1" * 5000 + " operations; est completion in 1 second",
     "é ü \ufffd \u202e",
 ]
 

@@ -45,7 +45,7 @@ __all__ = [
 _SAFE = re.compile(r"[A-Za-z0-9_.,:/=+@%-]+")
 _LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?),\s*(\S+)\s*$")
 #: A status line: seconds since the run began, the interval's rate, then per-operation blocks.
-_STATUS = re.compile(r"(?:^|\s)(\S+) sec: (\d+) operations; (?:(\S+) current ops/sec;)?(.*)$")
+_STATUS = re.compile(r"(?:^|\s)(\S+) sec: (\d{1,18}) operations; (?:(\S+) current ops/sec;)?(.*)$")
 _STATUS_BLOCK = re.compile(r"\[([A-Z][A-Z_-]*): ([^\]]*)\]")
 _IDENT = re.compile(r"[a-z][a-z0-9_]{0,47}")
 _CONSISTENCY = (

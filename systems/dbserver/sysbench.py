@@ -41,7 +41,7 @@ _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 #: One ``--report-interval`` line; values are taken as tokens and judged by finite_number.
 _INTERVAL = re.compile(
     r"^\[ *(\S+?)s *\] thds: \d+ tps: (\S+) qps: (\S+) \(r/w/o: \S+\) "
-    r"lat \(ms,(\d+)%\): (\S+) err/s: (\S+) reconn/s: (\S+)\s*$"
+    r"lat \(ms,(\d{1,3})%\): (\S+) err/s: (\S+) reconn/s: (\S+)\s*$"
 )
 
 
