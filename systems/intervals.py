@@ -13,7 +13,8 @@ so every workload exposes them the same way:
   last interval of a run is often a sliver.
 - A *line parser* per client, ``(line) -> list[IntervalSample]``: pure, for one line of the
   client's output; it returns ``[]`` for every line that is not a complete, finite report (a
-  client's output is untrusted text: it never raises, and never yields NaN or infinity).
+  client's output is untrusted text: it never raises, and never yields NaN, infinity or a
+  negative number: every reported quantity is a rate, a latency or a time).
   :func:`parse_intervals` applies one to a whole output, for tests and after-the-fact reading.
   (wrk's lines are per thread, so they are summed per second over the whole output first:
   ``systems.tomcat.workload.wrk_intervals``.)
@@ -105,7 +106,7 @@ def parse_json_line(line: str, prefix: str, units: Mapping[str, str]) -> list[In
     """The samples of one ``<prefix>{"t": offset, "<metric>": value, ...}`` line, the format
     our own clients (the TPC-C driver, the SQLite worker) print once per interval: one sample
     per metric named in ``units`` (others are ignored); ``[]`` unless the line is whole JSON
-    with a finite, non-negative ``t`` and finite values."""
+    with a finite, non-negative ``t`` and finite, non-negative values."""
     if not line.startswith(prefix) or len(line) > 4096:
         return []
     try:
@@ -116,7 +117,7 @@ def parse_json_line(line: str, prefix: str, units: Mapping[str, str]) -> list[In
         return []
     offset = _finite(record.get("t"))
     values = {name: _finite(record.get(name)) for name in units if name in record}
-    if offset is None or offset < 0 or any(value is None for value in values.values()):
+    if offset is None or offset < 0 or any(v is None or v < 0 for v in values.values()):
         return []
     return [
         IntervalSample(offset, name, float(value or 0.0), units[name])

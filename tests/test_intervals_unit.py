@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import pickle
+import random
 import statistics
 import threading
 from collections.abc import Callable
@@ -74,6 +76,7 @@ HOSTILE = [
     "TPCC-INTERVAL " + "[" * 5000,
     'INTERVAL {"t": 1e999, "tps": 5}',
     'INTERVAL {"t": 1, "tps": {"nested": 1}}',
+    'INTERVAL {"t": 1, "tps": -3}',
     SYSBENCH_LINE.replace("1082.72", "nan"),
     SYSBENCH_LINE.replace("1082.72", "inf"),
     SYSBENCH_LINE.replace("1082.72", "1e999"),
@@ -178,6 +181,31 @@ def test_elapsed_bound_ends_with_the_whole_block_even_when_it_raises() -> None:
 def test_parsers_never_raise_and_never_yield_non_finite_values(client: str, line: str) -> None:
     samples = PARSERS[client](line)
     assert samples == [], (client, line, samples)
+
+
+@pytest.mark.parametrize("client", sorted(PARSERS))
+def test_parsers_survive_mutated_real_lines(client: str) -> None:
+    rng = random.Random(client)
+    lines = [line for line in _fixture(client).splitlines() if PARSERS[client](line)]
+    alphabet = '0123456789.-+eE naNinf[]{}:,;=%/"\x00\u202e'
+    for _ in range(3000):
+        chars = list(rng.choice(lines))
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(chars))
+            action = rng.choice(("replace", "insert", "delete", "cut"))
+            if action == "replace":
+                chars[at] = rng.choice(alphabet)
+            elif action == "insert":
+                chars.insert(at, rng.choice(alphabet) * rng.choice((1, 3, 400)))
+            elif action == "delete":
+                del chars[at]
+            else:
+                del chars[at:]
+            if not chars:
+                chars = ["x"]
+        for sample in PARSERS[client]("".join(chars)):
+            assert math.isfinite(sample.offset_s) and math.isfinite(sample.value), sample
+            assert sample.offset_s >= 0 and sample.value >= 0, sample
 
 
 @pytest.mark.parametrize("client", sorted(PARSERS))
