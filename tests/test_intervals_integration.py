@@ -1,6 +1,7 @@
 """Interval samples from real runs: the SQLite worker, the TPC-C driver on SQLite, a job's elapsed
-bound around a real command, sysbench + TPC-C on a private MariaDB, wrk on a real Tomcat, a
-Spark job's elapsed bound, and YCSB on a real Cassandra node.
+bound around a real command, sysbench + TPC-C on a private MariaDB, pgbench + sysbench on a
+private PostgreSQL, wrk on a real Tomcat, a Spark job's elapsed bound, and YCSB on a real
+Cassandra node.
 
 What is checked is that samples arrive and agree with the run's own accounting, never how fast
 anything ran.
@@ -107,6 +108,29 @@ def test_sysbench_and_tpcc_on_real_mariadb_report_intervals(tmp_path: Path) -> N
     assert {s.metric for s in sysbench.intervals.samples} >= {"tps", "qps", "latency_p95_ms"}
     tpm = _check_rate_series(tpcc.intervals.samples, "tpmC")
     assert max(tpm) > 0 and tpcc_final["tpmC"] > 0
+
+
+@pytest.mark.slow
+def test_pgbench_and_sysbench_on_real_postgres_report_intervals(tmp_path: Path) -> None:
+    from systems.dbserver.sysbench import SysbenchOLTP
+    from systems.postgres import PgBench, PostgresSystem
+
+    system = PostgresSystem()
+    sysbench = SysbenchOLTP("readonly", duration_s=3, tables=2, table_size=10_000)
+    pgbench = PgBench("tpcb", duration_s=3, scale=1)
+    try:
+        system.setup(tmp_path, sysbench)
+        system.start(120)
+        pgbench.prepare(system, tmp_path)
+        final = pgbench.run(system, timeout_s=120)
+        sysbench.run(system, timeout_s=120)
+    finally:
+        system.teardown()
+    rates = _check_rate_series(pgbench.intervals.samples, "tps")
+    assert max(rates) > 0 and final["tps"] > 0
+    metrics = {s.metric for s in pgbench.intervals.samples}
+    assert {"tps", "latency_avg_ms"} <= metrics <= {"tps", "latency_avg_ms", "errors_per_s"}
+    assert _check_rate_series(sysbench.intervals.samples, "qps")
 
 
 @pytest.mark.slow
