@@ -1,6 +1,6 @@
 """A tuner that proposes a given list of configurations, for measurement tools.
 
-The measurement tools (:mod:`paper.measure_real`, ``scripts/measure_sqlite.py``) run fixed
+The measurement tools (:mod:`paper.measure_real`, :mod:`paper.measure_sqlite`) run fixed
 configurations as an ordinary session through :func:`harness.api.run_objects`, so that they
 get the session's setup, timeouts, crash handling and teardown instead of a loop of their own.
 """

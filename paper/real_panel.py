@@ -4,8 +4,9 @@ default's noise, and a verdict per claim that says whether a difference exceeds 
     python -m paper.real_panel                  # results/real/fig6/REPORT.md and sessions.csv
     python -m paper.real_panel --figure fig7    # (also fig10a)
 
-It reads the session folders the queue wrote (``paper.real_queue``), not MLflow, so the committed
-folders are the data. Per session:
+It reads the figure's packed sessions (``results/real/<figure>/sessions.jsonl``, written by
+:mod:`paper.real_pack` as the queue finishes each session), not MLflow, so the committed pack is
+the data. Per session:
 
 - **improvement** (the bar): the confirmation's, i.e. the median of 3 re-measurements of the
   session's answer over the median of 3 of the default, taken alternately after the budget; 0
@@ -43,8 +44,8 @@ import pandas as pd
 from harness.objectives.objective import Objective
 from harness.records import Observation, Status
 from harness.session.confirm import CONFIRM_KEY, confirmation
-from harness.store.samples import SampleStore
 from paper.real_figures import FIGURES, RealFigure
+from paper.real_pack import PACK_FILE, PackedSession, pack_folder, read_pack
 
 __all__ = [
     "COLLAPSE_RATIO",
@@ -130,15 +131,16 @@ def _queued_tuner(session: str, tags: dict[str, str]) -> str:
     return named.group(1) if named else tags["harness.tuner"]
 
 
-def session_row(folder: Path) -> dict[str, Any] | None:
-    """What one finished session measured (None while it is not finished)."""
-    store = SampleStore(folder)  # read only: a torn last line is dropped as on resume
-    meta = store.read_meta()
-    if meta.get("status") != "FINISHED":
+def session_row(session: PackedSession | Path) -> dict[str, Any] | None:
+    """What one finished session measured, packed or in its folder (None while it is not
+    finished)."""
+    if isinstance(session, Path):
+        session = pack_folder(session)
+    if not session.finished:
         return None
-    tags = meta["tags"]
+    tags = session.meta["tags"]
     objective = Objective(tags["harness.objective"], tags["harness.direction"])
-    tests, refs = store.load(), store.load(reference=True)
+    tests, refs = session.tests(), session.remeasurements()
     ok = [t for t in tests if t.status is Status.SUCCEEDED]
     trial0 = next(t for t in tests if t.trial == 0)
     default0 = objective.value(trial0.metrics)
@@ -162,7 +164,7 @@ def session_row(folder: Path) -> dict[str, Any] | None:
     return {
         "system": tags["harness.system"],
         "workload": tags["harness.workload"],
-        "tuner": _queued_tuner(folder.name, tags),
+        "tuner": _queued_tuner(session.name, tags),
         "seed": int(tags["harness.seed"]),
         "metric": objective.metric,
         "direction": objective.direction,
@@ -218,12 +220,9 @@ def _median_of(tests: list[Observation], key: str) -> float:
 
 
 def session_table(results_dir: Path = FIG6.results_dir) -> pd.DataFrame:
-    """One row per finished session under ``results_dir/sessions``."""
-    rows = []
-    for folder in sorted((results_dir / "sessions").glob("*/")):
-        if (folder / "session.json").exists() and (row := session_row(folder)) is not None:
-            rows.append(row)
-    return pd.DataFrame(rows)
+    """One row per finished session in the figure's pack, ``results_dir/sessions.jsonl``."""
+    rows = [session_row(s) for s in read_pack(results_dir / PACK_FILE)]
+    return pd.DataFrame([row for row in rows if row is not None])
 
 
 def pooled_rsd(rsd: pd.Series) -> float:

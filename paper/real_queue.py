@@ -11,7 +11,9 @@ default re-measured every 10 tests, the answer confirmed against the default 3 t
 alternating), named ``<figure>-<system>-<workload>-<tuner>-s<seed>``; what each figure runs is
 :mod:`paper.real_figures`. The experiment sets ``session.existing=resume``, so running the
 queue again skips every finished session and continues a stopped one from its stored tests:
-the driver can be killed, or the machine stopped, at any time. Sessions run one at a time (a
+the driver can be killed, or the machine stopped, at any time. A session runs in a working
+folder, ``results/real/<figure>/sessions/<session>/``, packed when it finishes into the
+figure's committed ``sessions.jsonl`` (:mod:`paper.real_pack`). Sessions run one at a time (a
 lock file refuses a second driver): on 2 shared cores two sessions would measure each other.
 
 The order is a system's sessions for both seeds (all four tuners each), then the next system,
@@ -53,6 +55,7 @@ from typing import Any
 
 from harness.hosts.other_work import CGROUP_ENV, join, own_cgroup
 from paper.real_figures import FIGURES, RealFigure, Row
+from paper.real_pack import pack_finished, session_state
 
 __all__ = ["main", "planned", "session_state"]
 
@@ -68,18 +71,6 @@ def planned(
         for seed in range(seeds):
             for tuner in tuners:
                 yield row, tuner, seed
-
-
-def session_state(results_dir: Path, name: str) -> tuple[str, int]:
-    """(``finished`` | ``stopped`` | ``not started``, tests stored) of one queued session."""
-    folder = results_dir / "sessions" / name
-    meta_path = folder / "session.json"
-    if not meta_path.exists():
-        return "not started", 0
-    status = json.loads(meta_path.read_text()).get("status")
-    observations = folder / "observations.jsonl"
-    tests = sum(1 for _ in observations.open()) if observations.exists() else 0
-    return ("finished" if status == "FINISHED" else "stopped"), tests
 
 
 def command(
@@ -229,6 +220,8 @@ def run(figure: RealFigure, rows: Sequence[Row], args: argparse.Namespace) -> in
             )
         state, tests = session_state(results_dir, name)
         _log_event(results_dir, session=name, event="end", exit=code, state=state, tests=tests)
+        if state == "finished":
+            pack_finished(results_dir)  # the pack is the data; its folder goes
         print(
             f"{time.strftime('%H:%M:%S')} {name}: {state}, {tests} tests, exit code {code}",
             flush=True,
@@ -284,7 +277,7 @@ def measured_minutes(results_dir: Path) -> dict[str, float]:
             began = starts.pop(name)
             if event.get("state") == "finished" and event.get("exit") == 0:
                 minutes[name] = (event["at"] - began) / 60
-    # a superseded session's folder was moved away: its time no longer describes the row
+    # a superseded session was taken out of the pack: its time no longer describes the row
     return {n: m for n, m in minutes.items() if session_state(results_dir, n)[0] == "finished"}
 
 

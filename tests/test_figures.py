@@ -174,9 +174,11 @@ def test_loader_reads_a_real_session(tiny_store: str) -> None:
 def test_cli_names_the_recipe_when_no_runs(
     tiny_store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    empty = tmp_path / "no-tables"  # neither runs nor tables: the recipe to run is named
     with pytest.raises(NoRunsError, match=r"\+experiment=fig6"):
-        make_figure("fig6", tiny_store, tmp_path)
-    assert main(["fig10b", "--tracking-uri", tiny_store, "--out", str(tmp_path)]) == 1
+        make_figure("fig6", tiny_store, tmp_path, data=empty)
+    argv = ["fig10b", "--tracking-uri", tiny_store, "--out", str(tmp_path), "--data", str(empty)]
+    assert main(argv) == 1
     assert "+experiment=fig10b" in capsys.readouterr().err
 
 
@@ -386,8 +388,8 @@ def test_fig1_fig3_fig7_fig10a_plots() -> None:
             "best_value": [100.0, 90.0, 250.0],
         }
     )
-    # in the paper's order, normalised to the default
-    assert _heights(plots.fig7_expert(best).axes[0]) == [1.0, 0.9, 2.5]
+    # in the paper's order, in % over the default (the zero line, not a bar of its own)
+    assert _heights(plots.fig7_expert(best).axes[0]) == [-10.0, 150.0]
 
 
 @pytest.mark.parametrize(
@@ -472,3 +474,147 @@ def test_axis_units_come_from_the_workloads_and_the_catalogues() -> None:
     assert knob_unit("mariadb", "innodb_buffer_pool_size") == "MB"  # MariaDB: mysql's catalogue
     assert knob_unit("surrogate_mysql_oltp", "innodb_buffer_pool_size") == ""  # no units there
     assert axis_label("tps", "txn/s") == "tps (txn/s)" and axis_label("x", "") == "x"
+
+
+# -- one look across figures; redraws that write only what was asked -----------------------------
+
+
+def _bar_colours(fig: Figure) -> dict[str, set[tuple[float, ...]]]:
+    """Each labelled bar series of a figure -> the face colours of its bars."""
+    from matplotlib.colors import to_rgba
+    from matplotlib.container import BarContainer
+
+    found: dict[str, set[tuple[float, ...]]] = {}
+    for ax in fig.axes:
+        for bars in ax.containers:
+            if isinstance(bars, BarContainer) and bars.patches:
+                colours = {to_rgba(p.get_facecolor()) for p in bars.patches}
+                found.setdefault(str(bars.get_label()), set()).update(colours)
+    return found
+
+
+def test_a_tuner_has_one_colour_in_every_figure() -> None:
+    from matplotlib.colors import to_rgba
+
+    from paper.figures.plot_real import fig6_figure, fig7_figure
+    from paper.figures.style import STYLES
+
+    sessions = _sessions()
+    best = pd.DataFrame(
+        {"system": "m", "tuner": ["default", "gpbo", "classytune"], "best_value": [1.0, 2, 3]}
+    )
+    real = pd.DataFrame(
+        {"system": "mysql", "workload": "tpcc", "tuner": ["gpbo_paper", "classytune"],
+         "seed": 0, "improvement": [0.1, 0.2], "default_rsd": 0.1, "tests": 100}
+    )  # fmt: skip
+    figures = [
+        plots.fig6_improvement(sessions),
+        plots.fig10a_improvement(sessions.iloc[::-1]),  # another order, same colours
+        plots.fig10b_time(sessions[sessions["tuner"] != "classytune"]),
+        plots.fig7_expert(best),
+        fig6_figure(sessions, real),
+        fig7_figure(best, real),
+    ]
+    seen: dict[str, set[tuple[float, ...]]] = {}
+    for fig in figures:
+        for tuner, colours in _bar_colours(fig).items():
+            seen.setdefault(tuner, set()).update(colours)
+    assert {"classytune", "bestconfig", "gpbo", "gpbo_paper"} <= set(seen)
+    for tuner, colours in seen.items():
+        assert colours == {to_rgba(STYLES[tuner].colour)}, tuner
+    tuner_colours = [STYLES[t].colour for t in FIG7_TUNERS]
+    assert len(set(tuner_colours)) == len(tuner_colours)  # no two tuners share a colour
+
+
+FIG7_TUNERS = (
+    "default", "expert_manual", "expert_script", "gpbo", "gpbo_paper", "bestconfig",
+    "classytune_paper", "classytune", "random", "lhs", "optuna_tpe", "optuna_gp", "smac",
+    "gbrt", "svr", "rfr", "cart",
+)  # fmt: skip
+
+
+def test_unknown_series_never_take_a_known_ones_colour() -> None:
+    from paper.figures.style import STYLES, series_styles
+
+    styles = series_styles(["classytune", "n_initial=5", "n_initial=50"])
+    assert styles["classytune"] == STYLES["classytune"]
+    colours = [s.colour for s in styles.values()]
+    assert len(set(colours)) == 3
+
+
+def test_the_bar_table_tells_a_zero_from_a_missing_value() -> None:
+    from paper.figures.bars import BAR, MISSING, ZERO, bar_table
+
+    df = pd.DataFrame(
+        {
+            "system": ["a", "a", "a", "b", "b"],
+            "tuner": ["gpbo", "gpbo", "classytune", "classytune", "gpbo"],
+            "pct": [0.0, 0.0, 5.0, 7.0, np.nan],
+        }
+    )
+    table = bar_table(df, "system", "tuner", "pct", ["classytune", "gpbo"])
+    states = {(r.system, r.tuner): r.state for r in table.itertuples()}
+    assert states == {
+        ("a", "classytune"): BAR,
+        ("a", "gpbo"): ZERO,
+        ("b", "classytune"): BAR,
+        ("b", "gpbo"): MISSING,  # a row without a value is nothing measured
+    }
+    fig = plots.fig6_improvement(df.rename(columns={"pct": "improvement"}))
+    marks = [t.get_text() for t in fig.axes[0].texts]
+    assert sorted(marks) == ["0", "n/a"]
+
+
+def test_fig10b_draws_seconds_on_a_log_axis() -> None:
+    times = pd.DataFrame(
+        {"system": "s", "tuner": ["classytune", "gpbo"], "tuner_seconds_total": [7.4, 754.0]}
+    )
+    ax = plots.fig10b_time(times).axes[0]
+    assert ax.get_yscale() == "log"
+    assert sorted(t.get_text() for t in ax.texts) == ["7.4 s", "754 s"]
+
+
+def _written(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_all_figures_redraw_into_any_folder_from_the_committed_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -m paper.figures all --out DIR` on a fresh clone: no MLflow store, so every
+    figure is drawn from the committed tables; only the PNGs are written (no store is created
+    where the default URI points), and each is byte for byte the committed one."""
+    from paper.figures.cli import FIGURES
+
+    monkeypatch.chdir(tmp_path)  # the default store URI is relative: it would be made here
+    out = tmp_path / "out"
+    assert main(["all", "--out", str(out)]) == 0
+    assert _written(tmp_path) == sorted(f"out/{name}.png" for name in FIGURES)
+    stale = [
+        name
+        for name in FIGURES
+        if (out / f"{name}.png").read_bytes()
+        != (ROOT / "results" / "figures" / f"{name}.png").read_bytes()
+    ]
+    assert not stale, f"redraw with `python -m paper.figures all --from-data`: {stale}"
+
+
+def test_a_redraw_from_data_writes_only_the_pngs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "store.db"
+    argv = [
+        "fig6",
+        "fig10b",
+        "--from-data",
+        "--out",
+        "figs",
+        "--tracking-uri",
+        f"sqlite:///{store}",
+    ]
+    assert main(argv) == 0
+    assert _written(tmp_path) == ["figs/fig10b.png", "figs/fig6.png"]
+    with pytest.raises(NoRunsError, match="no MLflow store at"):
+        load_sessions(f"sqlite:///{store}")
+    assert not store.exists()

@@ -21,6 +21,7 @@ from harness.objectives.objective import Objective
 from harness.records import Observation, Status
 from paper import real_panel, real_queue
 from paper.real_figures import FIGURES, Row
+from paper.real_pack import PACK_FILE, read_pack
 from paper.real_panel import (
     LOAD_MARGIN,
     OTHER_CPU_LIMIT,
@@ -416,13 +417,15 @@ def test_the_driver_stops_resumably_continues_and_then_skips_on_real_sqlite(tmp_
     again = _driver(tmp_path, "budget=12")  # a finished session is not started again
     out, _ = again.communicate(timeout=60)
     assert again.returncode == 0 and name not in out
-    row = session_row(tmp_path / "sessions" / name)
+    assert not (tmp_path / "sessions" / name).exists()  # packed when it finished
+    (packed,) = [s for s in read_pack(tmp_path / PACK_FILE) if s.name == name]
+    row = session_row(packed)
     assert row is not None and row["tests"] == 12 and row["default_measurements"] >= 2
     # in a control group of its own where the machine can make one; removed when it ended
     with own_cgroup("test-probe", parent="harness-tests") as probe:
         groups = probe is not None
     if groups:
-        assert all("other_cpu" in json.loads(line)["extra"] for line in observations.open())
+        assert all("other_cpu" in record["extra"] for record in packed.observations)
         assert row["median_other_cpu"] < 0.05  # this test's own polling runs beside it
         assert not (cgroup2_root() / "harness-queue" / name).exists()  # type: ignore[operator]
 
@@ -431,7 +434,8 @@ def test_fig6_draws_the_committed_real_sessions_whatever_the_surrogates_source(
     tmp_path, monkeypatch
 ):
     """`python -m paper.figures fig6` on a fresh clone (no MLflow store): the surrogate panel
-    from the exported CSV, the real panel from results/real/fig6/sessions/, both committed."""
+    from the exported CSV, the real panel from results/real/fig6/sessions.jsonl, both
+    committed."""
     import shutil
 
     from paper.figures import cli
@@ -479,7 +483,7 @@ def test_fig6_draws_the_real_panel_beside_the_surrogates_with_each_tuner_in_one_
 
 def test_fig7_and_fig10a_draw_their_real_sessions_beside_the_surrogates(tmp_path, monkeypatch):
     """`python -m paper.figures fig7` on a fresh clone: the surrogate panel from the exported
-    CSV and the real TPC-C panel from results/real/fig7/sessions/; each figure reads only its
+    CSV and the real TPC-C panel from results/real/fig7/sessions.jsonl; each figure reads only its
     own queue's sessions."""
     import shutil
 
@@ -515,7 +519,7 @@ def test_fig7s_real_panel_keeps_the_tuners_colours_and_states_each_budget():
     real = _table([("expert_manual", 0, -0.05, 0.1), ("bestconfig", 0, 0.2, 0.1)])
     fig = fig7_figure(surrogate, real)
     left, right = fig.axes
-    assert len(left.patches) == 3 and len(right.patches) == 2
+    assert len(left.patches) == 2 and len(right.patches) == 2  # the default is the zero line
     assert right.get_legend_handles_labels()[1] == ["expert_manual", "bestconfig"]
 
     def colour(ax, label):
@@ -529,9 +533,9 @@ def test_fig7s_real_panel_keeps_the_tuners_colours_and_states_each_budget():
     assert len(fig7_figure(surrogate, None).axes) == 1
 
 
-def test_the_real_panels_legend_stays_inside_its_axes_with_four_long_tuner_names():
-    """Fig. 10(a)'s four tuners ("classytune_paper", "gpbo_paper") in one legend row ran past
-    the axes' left edge."""
+def test_the_shared_legend_sits_beside_the_panels_inside_the_figure():
+    """One legend for both panels, right of every axes (never over a bar) and whole inside the
+    figure, even with four long tuner names ("classytune_paper", "gpbo_paper")."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     from paper.figures.plot_real import fig10a_figure
@@ -541,11 +545,11 @@ def test_the_real_panels_legend_stays_inside_its_axes_with_four_long_tuner_names
     real = _table([(t, 0, 0.1, 0.1) for t in tuners])
     fig = fig10a_figure(surrogate, real)
     FigureCanvasAgg(fig).draw()
-    real_ax = fig.axes[1]
-    strip = real_ax.get_legend()
-    assert strip is not None
-    legend, box = strip.get_window_extent(), real_ax.get_window_extent()
-    assert box.x0 <= legend.x0 and legend.x1 <= box.x1
+    legends = [found for ax in fig.axes if (found := ax.get_legend()) is not None]
+    assert len(legends) == 1
+    box = legends[0].get_window_extent()
+    assert all(ax.get_window_extent().x1 <= box.x0 for ax in fig.axes)
+    assert box.x1 <= fig.bbox.x1 and box.y0 >= fig.bbox.y0
 
 
 def test_every_queued_session_of_every_figure_composes(compose_cfg):

@@ -3,7 +3,10 @@
 For each figure: read the runs of its recipe from the MLflow store (``--tracking-uri``), derive
 its tidy table(s), write them to ``<out>/data/<table>.csv`` and the figure to
 ``<out>/<name>.png``. With ``--from-data``, or when the store has no runs for a figure, the
-committed CSVs are used instead, so a fresh clone redraws every figure without rerunning.
+tables are read from ``--data`` instead (by default ``<out>/data``, or the committed
+``results/figures/data`` when ``<out>`` has none), so a fresh clone redraws every figure into
+any folder without rerunning. A redraw from tables writes only the PNGs: no table, and no
+MLflow store (a store that does not exist is not opened, since opening one creates it).
 """
 
 from __future__ import annotations
@@ -22,13 +25,16 @@ from paper.figures import analysis, plots, tables
 from paper.figures.loader import NoRunsError, load_pools, load_sessions
 from paper.figures.plot_real import fig6_figure, fig7_figure, fig10a_figure
 from paper.figures.plot_subspaces import fig8_subspaces
+from paper.figures.units import ROOT
 from paper.real_figures import FIGURES as REAL_FIGURES
 from paper.real_panel import session_table
 
-__all__ = ["FIGURES", "FigureSpec", "main", "make_figure"]
+__all__ = ["COMMITTED", "FIGURES", "FigureSpec", "data_folder", "main", "make_figure"]
 
 log = logging.getLogger(__name__)
 DEFAULT_URI = "sqlite:///results/experiments/mlflow.db"
+#: the committed figures and their tables (a fresh clone redraws from these)
+COMMITTED = ROOT / "results" / "figures"
 Tables = dict[str, pd.DataFrame]
 
 
@@ -85,7 +91,7 @@ def _real(figure: str) -> Callable[[], Tables]:
     ``results/real/<figure>/``), not MLflow; none until one has finished."""
 
     def sessions() -> Tables:
-        real = session_table(REAL_FIGURES[figure].results_dir)
+        real = session_table(ROOT / REAL_FIGURES[figure].results_dir)
         return {} if real.empty else {f"{figure}_real": real}
 
     return sessions
@@ -201,43 +207,66 @@ def merged(new: pd.DataFrame, old_csv: Path) -> pd.DataFrame:
     return pd.concat([kept, new], ignore_index=True)
 
 
-def make_figure(
-    name: str, uri: str, out: Path, from_data: bool = False, merge: bool = False
-) -> Path:
-    """Build one figure; return the PNG path. Raises NoRunsError with the recipe to run.
+def data_folder(out: Path) -> Path:
+    """Where a redraw into ``out`` reads its tables: ``<out>/data`` when it exists, else the
+    committed ones."""
+    return out / "data" if (out / "data").is_dir() else COMMITTED / "data"
 
-    ``merge``: the store's sessions replace the committed table's rows of the same (system,
-    tuner, seed) and the other committed rows stay (a figure grown over several days)."""
-    spec = FIGURES[name]
-    data_dir = out / "data"
-    source = "exported data"
+
+def _tables(
+    spec: FigureSpec, name: str, uri: str, data_dir: Path, from_data: bool
+) -> tuple[Tables, bool]:
+    """The figure's tables from the store, else (or with ``from_data``) from ``data_dir``,
+    and whether they came from the store."""
     try:
         if from_data:
-            tables = _read_data(spec, data_dir)
-        else:
-            try:
-                tables = spec.compute(uri)
-                source = uri
-            except NoRunsError as exc:
-                log.info("%s: %s; using %s", name, exc, data_dir)
-                tables = _read_data(spec, data_dir)
+            return _read_data(spec, data_dir), False
+        try:
+            return spec.compute(uri), True
+        except NoRunsError as exc:
+            log.info("%s: %s; drawn from %s", name, exc, data_dir)
+            return _read_data(spec, data_dir), False
     except NoRunsError as exc:
         raise NoRunsError(
             f"{name}: {exc}; produce the runs with `{spec.command}` "
             f"(conf/experiment/{spec.recipe}.yaml)"
         ) from None
-    if source != "exported data":
-        data_dir.mkdir(parents=True, exist_ok=True)
-        for table, df in list(tables.items()):
-            if merge:
-                tables[table] = df = merged(df, data_dir / f"{table}.csv")
-            df.to_csv(data_dir / f"{table}.csv", index=False)
+
+
+def _export(tables: Tables, out_data: Path, old_data: Path, merge: bool) -> None:
+    """Write the tables computed from the store to ``out_data`` (``merge``: keeping the rows
+    of ``old_data``'s sessions the store lacks)."""
+    out_data.mkdir(parents=True, exist_ok=True)
+    for table, df in list(tables.items()):
+        if merge:
+            tables[table] = df = merged(df, old_data / f"{table}.csv")
+        df.to_csv(out_data / f"{table}.csv", index=False)
+
+
+def make_figure(
+    name: str,
+    uri: str,
+    out: Path,
+    from_data: bool = False,
+    merge: bool = False,
+    data: Path | None = None,
+) -> Path:
+    """Build one figure; return the PNG path. Raises NoRunsError with the recipe to run.
+
+    ``data``: the folder of tables to redraw from (default :func:`data_folder`). ``merge``:
+    the store's sessions replace the committed table's rows of the same (system, tuner, seed)
+    and the other committed rows stay (a figure grown over several days)."""
+    spec = FIGURES[name]
+    data_dir = data if data is not None else data_folder(out)
+    tables, from_store = _tables(spec, name, uri, data_dir, from_data)
+    if from_store:
+        _export(tables, out / "data", data_dir, merge)
     if spec.committed is not None:
         tables.update(spec.committed())
     path = out / f"{name}.png"
     out.mkdir(parents=True, exist_ok=True)
     spec.draw(tables).savefig(path, dpi=120)
-    log.info("%s: wrote %s from %s", name, path, source)
+    log.info("%s: wrote %s from %s", name, path, uri if from_store else data_dir)
     return path
 
 
@@ -245,11 +274,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m paper.figures", description=__doc__)
     parser.add_argument("names", nargs="+", help=f"'all' or some of {', '.join(FIGURES)}")
     parser.add_argument("--tracking-uri", default=DEFAULT_URI)
-    parser.add_argument("--out", type=Path, default=Path("results/figures"))
+    parser.add_argument(
+        "--out", type=Path, default=COMMITTED, help="folder of the PNGs (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder of the tables to redraw from (default: <out>/data if it exists, else "
+        "the committed results/figures/data)",
+    )
     parser.add_argument(
         "--from-data",
         action="store_true",
-        help="redraw from <out>/data/*.csv without reading the store",
+        help="redraw from the tables without reading the store; writes only the PNGs",
     )
     parser.add_argument(
         "--merge",
@@ -270,7 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for name in names:
         try:
-            print(make_figure(name, args.tracking_uri, args.out, args.from_data, args.merge))
+            path = make_figure(
+                name, args.tracking_uri, args.out, args.from_data, args.merge, args.data
+            )
+            print(path)
         except NoRunsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             failed += 1

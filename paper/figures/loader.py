@@ -3,6 +3,9 @@
 One row per session run (tags ``harness.*``, metrics such as ``improvement`` and
 ``tuner_seconds_total``, every ``params.tuner.*`` setting); the per-test samples come from the
 run's ``samples/samples.csv`` artifact, or from the session folder when the artifact is gone.
+
+Reading never creates a store: MLflow makes an empty SQLite database (~1 MB of tables) for any
+URI it opens, so a store whose file does not exist is reported as having no runs instead.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ import pandas as pd
 
 from harness.tracking import keys
 
-__all__ = ["NoRunsError", "load_pools", "load_samples", "load_sessions", "load_tuner_artifacts"]
+__all__ = [
+    "NoRunsError",
+    "load_pools",
+    "load_samples",
+    "load_sessions",
+    "load_tuner_artifacts",
+    "sqlite_store_missing",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +53,26 @@ class NoRunsError(RuntimeError):
     """The store holds no finished session for a figure."""
 
 
+def sqlite_store_missing(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI when it does not exist, else None (other
+    stores, and existing files, are MLflow's to open)."""
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix):
+        return None
+    path = Path(uri[len(prefix) :])
+    return None if path.exists() else path
+
+
 def load_sessions(uri: str, experiment: str | None = None) -> pd.DataFrame:
     """Finished session runs in ``uri`` (optionally one MLflow experiment) as a DataFrame.
 
     Columns: run_id, experiment, the names of ``_TAGS``, the metrics of ``_METRICS`` and
     ``tuner.<param>`` for every tuner setting. Empty (with those columns) when nothing matches.
+    Raises NoRunsError for a SQLite store whose file does not exist (opening would create it).
     """
+    missing = sqlite_store_missing(uri)
+    if missing is not None:
+        raise NoRunsError(f"no MLflow store at {missing}")
     import mlflow
     from mlflow.tracking import MlflowClient
 

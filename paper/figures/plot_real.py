@@ -1,5 +1,6 @@
 """The real systems' panels of Fig. 6, Fig. 7 and Fig. 10(a): confirmed improvement per system
-and tuner, with each system's default noise, drawn beside (never into) the surrogate panel."""
+and tuner, with each system's default noise, drawn beside or below (never into) the surrogate
+panel, with one legend for both."""
 
 from __future__ import annotations
 
@@ -20,9 +21,18 @@ from paper.figures.plots import (
     grouped_bars,
     require_columns,
 )
+from paper.figures.style import legend_beside, shared_legend
 from paper.real_panel import pooled_rsd
 
-__all__ = ["beside_real", "fig6_figure", "fig7_figure", "fig10a_figure", "real_panel"]
+__all__ = [
+    "LEGEND_WIDTH",
+    "MAX_WIDTH",
+    "beside_real",
+    "fig6_figure",
+    "fig7_figure",
+    "fig10a_figure",
+    "real_panel",
+]
 
 #: draws the surrogate/synthetic panel on an axes and returns its caption lines
 PanelDrawer = Callable[[matplotlib.axes.Axes], list[str]]
@@ -44,21 +54,40 @@ def fig10a_figure(df: pd.DataFrame, real: pd.DataFrame | None = None) -> Figure:
     return beside_real(lambda ax: fig10a_bars(ax, df), 6.0, real, FIG6_ORDER, "fig10a")
 
 
+#: wider than this (inches) side by side, the two panels are stacked: a 5:1 strip is unreadable
+MAX_WIDTH = 14.0
+#: room for the shared legend to the right of the panels (inches)
+LEGEND_WIDTH = 1.6
+
+
 def beside_real(
     draw: PanelDrawer, width: float, real: pd.DataFrame | None, order: list[str], name: str
 ) -> Figure:
     """One figure of ``width`` inches drawn by ``draw``; with real sessions, a second axes of
-    them to its right. Two axes because a surrogate's best value and a real session's
-    confirmed improvement are different measurements: one axis would invite comparing them."""
+    them to its right, or below it when both side by side would be wider than
+    :data:`MAX_WIDTH`. Two axes because a surrogate's best value and a real session's
+    confirmed improvement are different measurements: one axis would invite comparing them.
+    One legend serves both: a tuner has one colour in every panel."""
     if real is None or real.empty:
-        fig = Figure(figsize=(width, 4.5))
-        caption(fig, draw(fig.subplots()))
+        fig = Figure(figsize=(width + LEGEND_WIDTH, 4.5))
+        ax = fig.subplots()
+        lines = draw(ax)
+        legend_beside(ax)
+        caption(fig, lines)
         return fig
     groups = int(real[["system", "workload"]].drop_duplicates().shape[0])
     real_width = max(5.0, 1.1 * groups + 2)
-    fig = Figure(figsize=(width + real_width, 4.5))
-    ax, real_ax = fig.subplots(1, 2, width_ratios=[width, real_width])
-    caption(fig, draw(ax) + real_panel(real_ax, real, order, f"{name}_real"))
+    if width + real_width <= MAX_WIDTH:
+        fig = Figure(figsize=(width + real_width + LEGEND_WIDTH, 4.5))
+        ax, real_ax = fig.subplots(1, 2, width_ratios=[width, real_width])
+        holder = real_ax
+    else:
+        fig = Figure(figsize=(max(width, real_width) + LEGEND_WIDTH, 9.0))
+        ax, real_ax = fig.subplots(2, 1)
+        holder = ax
+    lines = draw(ax) + real_panel(real_ax, real, order, f"{name}_real")
+    shared_legend((ax, real_ax), holder)
+    caption(fig, lines)
     return fig
 
 
@@ -70,22 +99,14 @@ def real_panel(
 ) -> list[str]:
     """Draw the sessions of ``df`` (system, workload, tuner, seed, improvement, default_rsd,
     tests) on ``ax``, tuners in ``order``; return the caption lines (gaps, each system's
-    default noise)."""
+    default noise). The caller places the legend."""
     require_columns(
         df, ("system", "workload", "tuner", "seed", "improvement", "default_rsd", "tests"), name
     )
     data = df.assign(
         panel=df["system"] + "/" + df["workload"], improvement_pct=100.0 * df["improvement"]
     )
-    # The legend goes in a strip above the tallest whisker, so that it never hides a bar; at
-    # most 3 entries a row: 4 long names such as "classytune_paper" overflow the axes' width.
-    tuners = data["tuner"].nunique()
-    columns = min(tuners, 3)
-    rows = -(-tuners // columns)
-    strip = {"loc": "upper center", "ncol": columns, "frameon": False}
-    gaps = grouped_bars(ax, data, "panel", "tuner", "improvement_pct", order, strip)
-    low, high = ax.get_ylim()
-    ax.set_ylim(low, high + 0.2 * (rows + 0.25) * (high - low))
+    gaps = grouped_bars(ax, data, "panel", "tuner", "improvement_pct", order)
     ax.axhline(0.0, color="black", linewidth=0.6)
     ax.set_ylabel("confirmed improvement over default (%)")
     seeds = data.groupby(["panel", "tuner"])["seed"].nunique()

@@ -12,7 +12,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from paper.figures.plots import SURROGATE_NOTE, caption, require_columns, system_label
+from paper.figures.plots import caption, require_columns
+from paper.figures.style import SURROGATE_NOTE, legend_beside, system_label
 from paper.figures.units import axis_label, knob_unit, metric_unit
 
 __all__ = ["fig8_subspaces"]
@@ -94,7 +95,7 @@ def fig8_subspaces(points: pd.DataFrame, boxes: pd.DataFrame) -> Figure:
     require_columns(points, ("system", "knob", "value", "score", "status", "phase"), "fig8")
     require_columns(boxes, ("system", "low", "high", "winners", "pivot"), "fig8 subspaces")
     systems = sorted(points["system"].unique())
-    fig = Figure(figsize=(5.5 * len(systems), 8))
+    fig = Figure(figsize=(7.5 * len(systems), 8))
     grid = np.array(fig.subplots(2, len(systems), squeeze=False))
     notes = []
     for col, system in enumerate(systems):
@@ -112,7 +113,7 @@ def fig8_subspaces(points: pd.DataFrame, boxes: pd.DataFrame) -> Figure:
             ax.set_ylabel(_score_label(part))
             if row == 0:
                 ax.set_title(system_label(system), fontsize=10)
-                ax.legend(fontsize=7)
+                legend_beside(ax, fontsize=7)
             else:
                 _zoom(ax, own)
         if str(system).startswith("surrogate_"):

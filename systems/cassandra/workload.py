@@ -8,7 +8,9 @@ is not on Maven Central either) and loads ``recordcount`` records once (consiste
 every replica holds the data before the system snapshots it). Each test runs ``ycsb.sh run``
 for ``duration_s`` seconds (``maxexecutiontime``; ``operationcount`` is set high enough never
 to end a run first), after an optional warm-up run whose results are discarded (it warms the
-nodes; every phase is a fresh client JVM).
+nodes; every phase is a fresh client JVM). The measured run's status lines (one per second)
+go into the workload's ``intervals`` recorder (see :mod:`systems.intervals`); the warm-up's do
+not.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from harness.hosts.machine import install_dir
 from harness.hosts.process import run_step
 from harness.system import MetricSpec, System, Workload
 from systems.cassandra import ycsb
+from systems.intervals import IntervalRecorder
 from systems.java_text import jvm_options
 
 __all__ = ["YCSBWorkload"]
@@ -103,6 +106,7 @@ class YCSBWorkload(Workload):
         self.startup_slack_s = float(startup_slack_s)
         if self.duration_s <= 0 or self.threads < 1 or self.recordcount < 1:
             raise ConfigError("ycsb: duration_s, threads and recordcount must be positive")
+        self.intervals = IntervalRecorder("rate", target="throughput_ops")
 
     @staticmethod
     def _system(system: System) -> Any:
@@ -127,6 +131,7 @@ class YCSBWorkload(Workload):
         if phase == "run":
             props["operationcount"] = OPERATION_COUNT
             props["maxexecutiontime"] = max(1, math.ceil(seconds))
+            props["status.interval"] = 1  # one status line per second (stderr, with -s)
         return {**props, **self.properties}
 
     def command(self, system: System, phase: str, seconds: float = 0.0) -> list[str]:
@@ -209,11 +214,13 @@ class YCSBWorkload(Workload):
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         cassandra = self._system(system)
+        self.intervals.begin()
         if self.warmup_s > 0:
             self._ycsb(cassandra, "run", self.warmup_s, self._limit(self.warmup_s, timeout_s))
         output, errors = self._ycsb(
             cassandra, "run", self.duration_s, self._limit(self.duration_s, timeout_s)
         )
+        self.intervals.feed_output(errors, ycsb.parse_status_line)
         cassandra.check_nodes()  # a node that died mid-test voids the measurement
         metrics = ycsb.ycsb_metrics(output, ("READ", "UPDATE"), errors)
         log.info(

@@ -7,6 +7,15 @@ as ``[READ], Return=ERROR``. YCSB exits 0 even when its database binding cannot 
 failure is read from the output: no ``[OVERALL]`` section, or no successful operation of a kind
 the workload issues.
 
+With ``-s`` YCSB's status thread prints a line every ``status.interval`` seconds on stderr,
+``<date> <time> 3 sec: 11536 operations; 3845.33 current ops/sec; [READ: Count=5770, Max=...,
+Min=..., Avg=1003.4, 90=..., 99=..., 99.9=..., 99.99=...] [UPDATE: ...]``: the rate and each
+operation's average latency (µs) over that interval, read by :func:`parse_status_line`. Until
+the first operation completes YCSB leaves the rate out (``2 sec: 0 operations; est
+completion ...``): those seconds are read as a rate of 0, since the client is still starting.
+YCSB rounds the offset down to whole seconds, so the last, partial interval (printed when the
+run stops) repeats the offset before it.
+
 ``bin/ycsb.sh`` re-splits its arguments on blanks (``$(echo "$@" | cut ...)``, unquoted), so a
 value with a blank or a glob character would be torn apart or expanded even though we pass an
 argument list: every value is validated and refused otherwise.
@@ -19,12 +28,14 @@ from collections.abc import Mapping, Sequence
 
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
+from systems.intervals import IntervalSample, finite_number
 from systems.java_text import jvm_options
 
 __all__ = [
     "ERROR_HINTS",
     "consistency",
     "create_schema_cql",
+    "parse_status_line",
     "parse_ycsb",
     "ycsb_arg",
     "ycsb_command",
@@ -33,6 +44,9 @@ __all__ = [
 
 _SAFE = re.compile(r"[A-Za-z0-9_.,:/=+@%-]+")
 _LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?),\s*(\S+)\s*$")
+#: A status line: seconds since the run began, the interval's rate, then per-operation blocks.
+_STATUS = re.compile(r"(?:^|\s)(\S+) sec: (\d{1,18}) operations; (?:(\S+) current ops/sec;)?(.*)$")
+_STATUS_BLOCK = re.compile(r"\[([A-Z][A-Z_-]*): ([^\]]*)\]")
 _IDENT = re.compile(r"[a-z][a-z0-9_]{0,47}")
 _CONSISTENCY = (
     "ANY",
@@ -143,6 +157,45 @@ def parse_ycsb(text: str) -> dict[tuple[str, str], float]:
         except ValueError:
             continue  # e.g. a status line that happens to look alike
     return results
+
+
+def parse_status_line(line: str) -> list[IntervalSample]:
+    """The samples of one status line: ``throughput_ops`` (all operations of the interval, as
+    YCSB counts them) and, per operation kind, ``<op>_latency_avg_ms``; ``[]`` for any other
+    or damaged line (a damaged operation block alone is skipped)."""
+    if len(line) > 8192:
+        return []
+    match = _STATUS.search(line.strip())
+    if match is None:
+        return []
+    offset_text, operations, rate_text, blocks = match.groups()
+    offset = finite_number(offset_text)
+    rate = finite_number(rate_text) if rate_text is not None else _idle_rate(operations)
+    if offset is None or rate is None or offset <= 0 or rate < 0:
+        return []
+    samples = [IntervalSample(offset, "throughput_ops", rate, "ops/s")]
+    for op, fields in _STATUS_BLOCK.findall(blocks):
+        average = _status_field(fields, "Avg")
+        if average is not None and not op.endswith("-FAILED") and op != "CLEANUP":
+            samples.append(
+                IntervalSample(offset, f"{op.lower()}_latency_avg_ms", average / 1000.0, "ms")
+            )
+    return samples
+
+
+def _idle_rate(operations: str) -> float | None:
+    """The rate of a status line without one: 0 before the first operation, else unknown."""
+    return 0.0 if int(operations) == 0 else None
+
+
+def _status_field(fields: str, name: str) -> float | None:
+    """``name=value`` of one status block, finite and non-negative, else None."""
+    for item in fields.split(","):
+        key, _, value = item.strip().partition("=")
+        if key == name:
+            number = finite_number(value)
+            return number if number is not None and number >= 0 else None
+    return None
 
 
 def _hint(text: str) -> str:

@@ -3,6 +3,11 @@
 
 ``--histogram`` makes sysbench print its latency histogram, from which :func:`parse_sysbench`
 computes p95 and p99 (sysbench itself reports only one percentile).
+
+``--report-interval=1`` makes it print one line per second while it runs (``[ 3s ] thds: 2 tps:
+345.87 qps: 6937.46 (r/w/o: ...) lat (ms,95%): 8.28 err/s: 0.00 reconn/s: 0.00``), read by the
+pure :func:`parse_interval_line` into the workload's :attr:`SysbenchOLTP.intervals` (see
+:mod:`systems.intervals`); the final metrics still come from the summary alone.
 """
 
 from __future__ import annotations
@@ -18,13 +23,25 @@ from harness.hosts.process import run_step
 from harness.system import MetricSpec, System, Workload, whole_number
 from systems.dbserver.base import ServerSystem
 from systems.dbserver.host import find_binary
+from systems.intervals import IntervalRecorder, IntervalSample, finite_number
 
-__all__ = ["SysbenchOLTP", "histogram_percentile", "parse_sysbench", "sysbench_command"]
+__all__ = [
+    "SysbenchOLTP",
+    "histogram_percentile",
+    "parse_interval_line",
+    "parse_sysbench",
+    "sysbench_command",
+]
 
 log = logging.getLogger(__name__)
 
 _SCRIPTS = {"readonly": "oltp_read_only", "readwrite": "oltp_read_write"}
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
+#: One ``--report-interval`` line; values are taken as tokens and judged by finite_number.
+_INTERVAL = re.compile(
+    r"^\[ *(\S+?)s *\] thds: \d+ tps: (\S+) qps: (\S+) \(r/w/o: \S+\) "
+    r"lat \(ms,(\d{1,3})%\): (\S+) err/s: (\S+) reconn/s: (\S+)\s*$"
+)
 
 
 def histogram_percentile(buckets: list[tuple[float, int]], q: float) -> float:
@@ -73,6 +90,31 @@ def parse_sysbench(output: str) -> dict[str, float]:
     }
 
 
+def parse_interval_line(line: str) -> list[IntervalSample]:
+    """The samples of one ``--report-interval`` line: tps, qps, the latency percentile sysbench
+    prints (``latency_p95_ms`` by default), errors/s and reconnects/s; ``[]`` for any other or
+    damaged line."""
+    match = _INTERVAL.match(line.strip())
+    if match is None:
+        return []
+    offset_text, tps, qps, percent, latency, errors, reconnects = match.groups()
+    values = [finite_number(text) for text in (offset_text, tps, qps, latency, errors, reconnects)]
+    if any(value is None or value < 0 for value in values):
+        return []
+    offset, *rest = (float(value or 0.0) for value in values)
+    names = (
+        ("tps", "txn/s"),
+        ("qps", "queries/s"),
+        (f"latency_p{int(percent)}_ms", "ms"),
+        ("errors_per_s", "1/s"),
+        ("reconnects_per_s", "1/s"),
+    )
+    return [
+        IntervalSample(offset, name, value, unit)
+        for (name, unit), value in zip(names, rest, strict=True)
+    ]
+
+
 def sysbench_command(
     binary: str,
     connection: list[str],
@@ -96,14 +138,18 @@ def sysbench_command(
         command += [
             f"--time={max(1, round(duration_s))}",
             "--histogram=on",
-            "--report-interval=0",
+            "--report-interval=1",
             "--db-ps-mode=auto",
         ]
     return [*command, script, action]
 
 
 class SysbenchOLTP(Workload):
-    """sysbench OLTP (``mix``: readonly or readwrite) on PostgreSQL or MySQL/MariaDB."""
+    """sysbench OLTP (``mix``: readonly or readwrite) on PostgreSQL or MySQL/MariaDB.
+
+    Each run also emits sysbench's one-second reports into :attr:`intervals` (a
+    :class:`~systems.intervals.IntervalRecorder` of ``tps`` and friends).
+    """
 
     metrics = (
         MetricSpec("tps", "max", "txn/s"),
@@ -133,6 +179,7 @@ class SysbenchOLTP(Workload):
         self.tables = whole_number(tables, "tables")
         self.table_size = whole_number(table_size, "table_size")
         self.binary = ""
+        self.intervals = IntervalRecorder("rate", target="tps")
 
     def _command(self, system: ServerSystem, action: str) -> list[str]:
         return sysbench_command(
@@ -162,6 +209,7 @@ class SysbenchOLTP(Workload):
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         assert isinstance(system, ServerSystem) and self.binary, "prepare() must run first"
         limit = timeout_s if timeout_s is not None else self.duration_s * 3 + 60
+        self.intervals.begin()
         result = run_step(
             system.load,
             self._command(system, "run"),
@@ -170,6 +218,7 @@ class SysbenchOLTP(Workload):
             env=system.client_env(),
             output_tail=lambda out, err: tail(out + err),
         )
+        self.intervals.feed_output(result.stdout, parse_interval_line)
         return parse_sysbench(result.stdout)
 
     def params(self) -> dict[str, Any]:

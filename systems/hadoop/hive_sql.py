@@ -79,6 +79,7 @@ class HiveQueryWorkload(HadoopJob):
         MetricSpec("rows_per_s", "max", "rows/s"),
         MetricSpec("client_s", "min", "s"),
     )
+    elapsed_target = "client_s"
 
     def __init__(
         self,

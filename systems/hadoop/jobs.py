@@ -7,6 +7,11 @@ cluster's tarball alike, without HiBench. They are started by class name
 the tests jar's own driver needs test classes that Central publishes elsewhere. Input is made
 once per session (TeraGen; the files a DFSIO read needs); each test runs the job once, then
 checks that no daemon died meanwhile (a run on a crippled cluster is no measurement).
+
+While a job runs, its elapsed wall time is emitted once a second into the workload's
+``intervals`` recorder (see :mod:`systems.intervals`): a running lower bound on the client's
+wall time, which the recorder's target metric is (TeraSort's ``duration_s``, ``client_s``) or
+approaches from below by the client's start-up (TestDFSIO's ``exec_time_s``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +29,7 @@ from harness.hosts.process import run_step
 from harness.system import MetricSpec, System, Workload, whole_number
 from systems.hadoop.parse import job_failure, parse_dfsio_results
 from systems.hadoop.system import HadoopSystem
+from systems.intervals import IntervalRecorder, elapsed_bound
 
 __all__ = ["TeraSortWorkload", "TestDFSIOWorkload"]
 
@@ -40,7 +47,16 @@ def _hadoop(system: System) -> HadoopSystem:
 
 
 class HadoopJob(Workload):
-    """A Hadoop job started with ``bin/hadoop <class> <args>`` on the load host."""
+    """A Hadoop job started with ``bin/hadoop <class> <args>`` on the load host; each job's
+    elapsed time goes into :attr:`intervals` while it runs."""
+
+    #: The final metric a job's elapsed time bounds (see the module docstring).
+    elapsed_target = "duration_s"
+
+    @cached_property
+    def intervals(self) -> IntervalRecorder:
+        """The running elapsed-time bound of the current (or last) job."""
+        return IntervalRecorder("elapsed", target=self.elapsed_target)
 
     def _job(
         self,
@@ -57,14 +73,15 @@ class HadoopJob(Workload):
         # INFO on the console: the line that says why a job failed is logged at INFO.
         env = {"HADOOP_ROOT_LOGGER": "INFO,console", **(env or hadoop.client_env())}
         began = time.monotonic()
-        result = run_step(
-            node,
-            list(command or [f"{hadoop.hadoop_home}/bin/hadoop", *args]),
-            what=what,
-            timeout_s=timeout_s,
-            check=False,
-            env=env,
-        )
+        with elapsed_bound(self.intervals):
+            result = run_step(
+                node,
+                list(command or [f"{hadoop.hadoop_home}/bin/hadoop", *args]),
+                what=what,
+                timeout_s=timeout_s,
+                check=False,
+                env=env,
+            )
         seconds = time.monotonic() - began
         output = f"{result.stdout}\n{result.stderr}"
         failure = job_failure(output)
@@ -103,6 +120,7 @@ class TestDFSIOWorkload(HadoopJob):
     "Throughput mb/sec" and "Average IO rate" are kept too."""
 
     __test__ = False  # not a pytest class, whatever its name
+    elapsed_target = "exec_time_s"
     metrics = (
         MetricSpec("throughput_mb_s", "max", "MB/s"),
         MetricSpec("task_throughput_mb_s", "max", "MB/s"),

@@ -53,6 +53,7 @@ class IterativeJob(HadoopJob):
     )
     job_class = ""
     base = ""
+    elapsed_target = "client_s"
 
     def __init__(self, iterations: int, duration_s: float, jobs_home: str | None) -> None:
         self.iterations = whole_number(iterations, "iterations", 1, 100)

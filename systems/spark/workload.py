@@ -3,7 +3,9 @@
 ``prepare`` generates the job's input once per session (deterministic for a given scale and
 seed, with Spark's default configuration); ``run`` runs the job in a fresh JVM with the
 configuration under test. The metric is the job's duration (minimised); the JVM + session start
-time and the whole process wall time are reported too.
+time and the whole process wall time are reported too. While the job process runs, its
+elapsed wall time is emitted once a second into the workload's ``intervals`` recorder (see
+:mod:`systems.intervals`): a running lower bound on ``total_wall_s``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 from harness.errors import ConfigError
 from harness.system import MetricSpec, System, Workload
+from systems.intervals import IntervalRecorder, elapsed_bound
 from systems.spark import conf, jobs_index
 
 __all__ = ["SparkJob"]
@@ -48,6 +51,7 @@ class SparkJob(Workload):
         self.duration_s = float(duration_s)  # nominal, for progress estimates
         self.generate_timeout_s = generate_timeout_s
         self.data: Path | None = None
+        self.intervals = IntervalRecorder("elapsed", target="total_wall_s")
 
     def prepare(self, system: System, workdir: Path) -> None:
         from systems.spark.system import SparkSystem
@@ -81,7 +85,8 @@ class SparkJob(Workload):
         from systems.spark.system import SparkSystem
 
         assert isinstance(system, SparkSystem) and self.data is not None
-        result = system.run_request("run", self.job, self.data, timeout_s)
+        with elapsed_bound(self.intervals):
+            result = system.run_request("run", self.job, self.data, timeout_s)
         log.info(
             "%s: job %.2fs (start %.1fs, wall %.1fs) %s",
             self.job,

@@ -11,7 +11,10 @@ or YAML import slows its start. Two commands:
 ``run``
     Open the database, apply the PRAGMAs given as JSON pairs, run the sysbench-OLTP-like mix
     for ``--duration`` seconds on one connection (SQLite has one writer), and print one JSON
-    line with the counts, rates and latency percentiles.
+    line with the counts, rates and latency percentiles. While it runs, it prints one
+    ``INTERVAL {"t": ..., "tps": ..., "qps": ..., "latency_avg_ms": ..., "errors_per_s": ...}``
+    line per second (``t``: seconds since the mix began, at the interval's end), flushed so
+    that a reader can follow it live; the result line is always last.
 
 PRAGMA values arrive already validated against the knob catalogue by the adapter; this worker
 checks every name and value against strict patterns again before they reach the SQL, so that
@@ -30,11 +33,14 @@ import re
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 TABLE = "sbtest1"
 RANGE_SIZE = 100  # rows per range query, as sysbench's --range_size default
 POINT_SELECTS = 10  # point selects per transaction, as sysbench's --point_selects default
+
+#: The prefix of a per-interval report line (read by systems.sqlite.workload).
+INTERVAL_PREFIX = "INTERVAL "
 
 _NAME = re.compile(r"^[a-z_]{1,40}$")
 _VALUE = re.compile(r"^(-?[0-9]{1,20}|[A-Za-z]{1,20})$")
@@ -97,6 +103,58 @@ def _percentile(ordered: Sequence[float], fraction: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
+class IntervalReports:
+    """Counts since the last report, and a report (a dict) each time ``interval_s`` passed."""
+
+    def __init__(
+        self, started: float, report: Callable[[dict[str, float]], None], interval_s: float = 1.0
+    ) -> None:
+        self.started = started
+        self.report = report
+        self.interval_s = interval_s
+        self.last = started
+        self.transactions = self.queries = self.errors = 0
+        self.latency_s = 0.0
+
+    def count(self, now: float, queries: int, latency_s: float | None) -> None:
+        """One finished transaction (``latency_s`` None: it failed), then a report if due."""
+        if latency_s is None:
+            self.errors += 1
+        else:
+            self.transactions += 1
+            self.queries += queries
+            self.latency_s += latency_s
+        if now - self.last >= self.interval_s:
+            self.flush(now)
+
+    def pending(self) -> bool:
+        """Whether a transaction finished (or failed) since the last report."""
+        return bool(self.transactions or self.errors)
+
+    def flush(self, now: float) -> None:
+        """Report the counts since the last report and start a new interval."""
+        span = max(now - self.last, 1e-9)
+        done = self.transactions
+        self.report(
+            {
+                "t": round(now - self.started, 3),
+                "tps": done / span,
+                "qps": self.queries / span,
+                "latency_avg_ms": 1000.0 * self.latency_s / done if done else 0.0,
+                "errors_per_s": self.errors / span,
+            }
+        )
+        self.last = now
+        self.transactions = self.queries = self.errors = 0
+        self.latency_s = 0.0
+
+
+def print_interval(record: dict[str, float]) -> None:
+    """One interval line on stdout, flushed."""
+    sys.stdout.write(INTERVAL_PREFIX + json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
 def run(
     path: str,
     pragmas: Sequence[tuple[str, str]],
@@ -104,8 +162,10 @@ def run(
     duration_s: float,
     rows: int,
     seed: int,
+    report: Callable[[dict[str, float]], None] | None = None,
 ) -> dict[str, object]:
-    """Run the OLTP mix for ``duration_s`` seconds and return the result record."""
+    """Run the OLTP mix for ``duration_s`` seconds and return the result record; ``report``
+    (if given) hears each second's rates while it runs."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"database {path} does not exist (build it first)")
     conn = sqlite3.connect(path, isolation_level=None)  # explicit BEGIN/COMMIT, as sysbench
@@ -127,6 +187,7 @@ def run(
     started = time.perf_counter()
     deadline = started + duration_s
     now = started
+    intervals = IntervalReports(started, report or (lambda record: None))
     while now < deadline:
         begun = now
         done = 0
@@ -161,6 +222,7 @@ def run(
             queries += done
             now = time.perf_counter()
             latencies.append(now - begun)
+            intervals.count(now, done, now - begun)
         except sqlite3.Error as exc:
             errors += 1
             first_error = first_error or f"{type(exc).__name__}: {exc}"
@@ -168,6 +230,9 @@ def run(
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
             now = time.perf_counter()
+            intervals.count(now, 0, None)
+    if intervals.pending():
+        intervals.flush(now)  # the rest of the run, so that the intervals add up to the run
     elapsed = now - started
     effective = {
         name: conn.execute(f"PRAGMA {name}").fetchone() for name, _ in pragmas if _NAME.match(name)
@@ -214,7 +279,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         build(args.db, args.rows, args.seed, args.page_size, args.auto_vacuum)
         return 0
     pairs = [(str(name), str(value)) for name, value in json.loads(args.pragmas)]
-    result = run(args.db, pairs, args.mix, args.duration, args.rows, args.seed)
+    result = run(
+        args.db, pairs, args.mix, args.duration, args.rows, args.seed, report=print_interval
+    )
     sys.stdout.write(json.dumps(result) + "\n")
     return 0
 

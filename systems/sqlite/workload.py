@@ -8,7 +8,9 @@ every test replays the same requests.
 
 Each run is a fresh worker process (:mod:`systems.sqlite.worker`) started through
 :class:`~harness.executor.LocalExecutor` with the session's timeout; its one JSON line is turned
-into metrics by the pure :func:`parse_output`.
+into metrics by the pure :func:`parse_output`, and its per-second ``INTERVAL`` lines into the
+workload's ``intervals`` recorder by the pure :func:`parse_interval_line` (see
+:mod:`systems.intervals`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from harness.errors import WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
 from harness.hosts.process import run_step
 from harness.system import MetricSpec, System, Workload
+from systems.intervals import IntervalRecorder, IntervalSample, parse_json_line
 from systems.sqlite.system import SQLiteSystem
+from systems.sqlite.worker import INTERVAL_PREFIX
 
-__all__ = ["METRICS", "SQLiteOLTP", "parse_output"]
+__all__ = ["METRICS", "SQLiteOLTP", "parse_interval_line", "parse_output"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +54,20 @@ _FIELDS = (
     "errors",
     "transactions",
 )
+
+
+#: The metrics of a worker's interval line and their units.
+INTERVAL_UNITS = {
+    "tps": "tx/s",
+    "qps": "queries/s",
+    "latency_avg_ms": "ms",
+    "errors_per_s": "1/s",
+}
+
+
+def parse_interval_line(line: str) -> list[IntervalSample]:
+    """The samples of one worker ``INTERVAL`` line (``[]`` for any other or damaged line)."""
+    return parse_json_line(line, INTERVAL_PREFIX, INTERVAL_UNITS)
 
 
 def parse_output(stdout: str, max_error_rate: float = 0.01) -> dict[str, float]:
@@ -122,6 +140,7 @@ class SQLiteOLTP(Workload):
         self.rows = int(rows)
         self.seed = int(seed)
         self.executor = executor or LocalExecutor()
+        self.intervals = IntervalRecorder("rate", target="tps")
 
     def prepare(self, system: System, workdir: Path) -> None:
         if not isinstance(system, SQLiteSystem):
@@ -134,6 +153,7 @@ class SQLiteOLTP(Workload):
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         assert isinstance(system, SQLiteSystem)
         command = system.worker_command(self.mix, self.duration_s, self.seed)
+        self.intervals.begin()
         result = run_step(
             self.executor,
             command,
@@ -141,6 +161,7 @@ class SQLiteOLTP(Workload):
             timeout_s=timeout_s,
             output_tail=lambda out, err: tail(err or out),
         )
+        self.intervals.feed_output(result.stdout, parse_interval_line)
         metrics = parse_output(result.stdout)
         metrics["setup_s"] = system.last_setup_s
         return metrics

@@ -1,6 +1,11 @@
 -- wrk script of the harness's web-exploration workload: each connection behaves like a
 -- visitor walking the test site (home page, articles following their links, searches, the
 -- stylesheet and the guide), and done() prints one machine-readable summary line.
+--
+-- wrk reports nothing while it runs, so each thread also counts the requests it issues per
+-- wall-clock second (request() runs once per request anyway) and writes one HARNESS_INTERVAL
+-- line when the second changes; done() writes every thread's last, partial second. Each line
+-- is a single write, so lines of different threads never mix.
 
 local threads = {}
 local counter = 0
@@ -13,6 +18,28 @@ end
 
 local article = 0
 local searches = {5000, 10000, 20000, 40000}
+
+-- per thread: the wall-clock second being counted and the requests issued in it
+interval_second = 0
+interval_issued = 0
+
+local function interval_line(thread_id, second, issued)
+  return string.format("HARNESS_INTERVAL thread=%d second=%d requests=%d\n",
+    thread_id, second, issued)
+end
+
+local function count_request()
+  local now = os.time()
+  if now ~= interval_second then
+    if interval_issued > 0 then
+      io.write(interval_line(tid, interval_second, interval_issued))
+      io.stdout:flush()
+    end
+    interval_second = now
+    interval_issued = 0
+  end
+  interval_issued = interval_issued + 1
+end
 
 function init(args)
   math.randomseed(1000 + tid)
@@ -35,10 +62,17 @@ function request()
   else
     path = "/static/guide.txt"
   end
+  count_request()
   return wrk.format("GET", path, {["Accept-Encoding"] = "gzip"})
 end
 
 function done(summary, latency, requests)
+  for _, thread in ipairs(threads) do
+    local issued = thread:get("interval_issued")
+    if issued and issued > 0 then
+      io.write(interval_line(thread:get("tid"), thread:get("interval_second"), issued))
+    end
+  end
   local e = summary.errors
   io.write(string.format(
     "HARNESS_RESULT requests=%d duration_us=%d bytes=%d lat_mean_us=%.1f lat_p50_us=%d " ..

@@ -5,6 +5,17 @@ wrk runs ``explore.lua`` (every connection walks the site like a visitor) for a 
 ``HARNESS_RESULT`` line that :func:`parse_wrk` turns into metrics. Requests/s counts only
 successful (non-error) responses, so a configuration that answers fast with errors does not win.
 
+Intervals: wrk itself reports nothing until it exits, so ``explore.lua`` counts the requests each
+thread issues per wall-clock second (``HARNESS_INTERVAL thread=1 second=<epoch> requests=N``).
+:func:`wrk_intervals` sums the threads into one ``requests_per_s`` sample per whole second of the
+measured run (the first and last seconds are partial and left out) for the workload's
+``intervals`` recorder (see :mod:`systems.intervals`). Each connection issues its next request
+when the last one is answered, so issued requests track answered ones within the number of
+connections per second; unlike the final ``requests_per_s`` they include error responses.
+Consecutive short wrk runs were the alternative: every slice would reconnect and restart wrk's
+threads, and a p99 over slices cannot be rebuilt from the slices' p99s, so the final metrics
+would change.
+
 wrk runs on the system's load host (the inventory's ``load`` host, else the SUT host itself),
 against the address Tomcat listens on (the SUT host's ``executor.address``).
 """
@@ -13,19 +24,59 @@ from __future__ import annotations
 
 import logging
 import math
+import re
+from collections import Counter
 from pathlib import Path
 
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.hosts.process import run_step
 from harness.system import MetricSpec, System, Workload, whole_number
+from systems.intervals import IntervalRecorder, IntervalSample
 
-__all__ = ["WebExploration", "parse_wrk"]
+__all__ = ["WebExploration", "parse_interval_line", "parse_wrk", "wrk_intervals"]
 
 log = logging.getLogger(__name__)
 
 SCRIPT = Path(__file__).with_name("explore.lua")
 MARKER = "HARNESS_RESULT"
+#: One thread's count of one wall-clock second (digits bounded: output is untrusted).
+_INTERVAL = re.compile(
+    r"^HARNESS_INTERVAL thread=(\d{1,6}) second=(\d{1,12}) requests=(\d{1,12})$"
+)
+
+
+def parse_interval_line(line: str) -> tuple[int, int] | None:
+    """``(epoch second, requests issued)`` of one thread's ``HARNESS_INTERVAL`` line, or None
+    for any other or damaged line."""
+    match = _INTERVAL.match(line.strip())
+    if match is None:
+        return None
+    return int(match.group(2)), int(match.group(3))
+
+
+def wrk_intervals(output: str) -> list[IntervalSample]:
+    """One ``requests_per_s`` sample per whole wall-clock second of a wrk run with explore.lua,
+    the threads' counts summed; a second in which no thread issued a request counts 0.
+
+    The first and last seconds are partial and left out, and ``offset_s`` counts from the start
+    of the first whole second (the end of that second is 1.0), so each sample covers the second
+    since the previous one. A run that spans fewer than three seconds has no sample.
+    """
+    issued: Counter[int] = Counter()
+    for line in output.splitlines():
+        parsed = parse_interval_line(line)
+        if parsed is not None:
+            issued[parsed[0]] += parsed[1]
+    if not issued:
+        return []
+    first, last = min(issued), max(issued)
+    if last - first > 86_400:  # a clock jump or a forged line: no day-long wrk run here
+        return []
+    return [
+        IntervalSample(float(second - first), "requests_per_s", float(issued[second]), "req/s")
+        for second in range(first + 1, last)
+    ]
 
 
 def parse_wrk(output: str) -> dict[str, float]:
@@ -89,6 +140,7 @@ class WebExploration(Workload):
                 f"workload.request_timeout_s={request_timeout_s}: use a positive number of seconds"
             )
         self.script: Path | None = None
+        self.intervals = IntervalRecorder("rate", target="requests_per_s")
 
     def prepare(self, system: System, workdir: Path) -> None:
         from systems.tomcat.system import TomcatSystem
@@ -131,9 +183,13 @@ class WebExploration(Workload):
         return result.stdout
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
+        self.intervals.begin()
         if self.warmup_s > 0:
             self._wrk(system, self.warmup_s, timeout_s)
-        metrics = parse_wrk(self._wrk(system, self.duration_s, timeout_s))
+        output = self._wrk(system, self.duration_s, timeout_s)
+        for sample in wrk_intervals(output):
+            self.intervals.emit(sample)
+        metrics = parse_wrk(output)
         log.info(
             "explore: %.0f req/s, p99 %.1f ms, %g errors",
             metrics["requests_per_s"],

@@ -4,6 +4,9 @@
 It works with any system that offers ``dbapi_target() -> dict`` (see
 :func:`systems.tpcc.schema.connect` for the keys): the PostgreSQL and MySQL adapters do, and
 an embedded SQLite system can return ``{"dialect": "sqlite", "path": ..., "init_sql": [...]}``.
+
+The driver's per-second ``TPCC-INTERVAL`` lines go into the workload's ``intervals`` recorder
+(see :mod:`systems.intervals`); the final metrics come from its summary line alone.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from harness.errors import ConfigError, WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
 from harness.hosts.process import run_step
 from harness.system import MetricSpec, System, Workload, whole_number
-from systems.tpcc.driver import PASSWORD_ENV, parse_summary
+from systems.intervals import IntervalRecorder
+from systems.tpcc.driver import PASSWORD_ENV, parse_interval_line, parse_summary
 from systems.tpcc.schema import Scale
 
 __all__ = ["TPCCWorkload", "driver_command", "driver_env", "metrics_from_output"]
@@ -113,6 +117,7 @@ class TPCCWorkload(Workload):
         )
         self.seed = int(seed)
         self.python = python or sys.executable
+        self.intervals = IntervalRecorder("rate", target="tpmC")
 
     @staticmethod
     def _target(system: System) -> dict[str, Any]:
@@ -158,6 +163,7 @@ class TPCCWorkload(Workload):
             duration_s=self.duration_s,
             seed=self.seed,
         )
+        self.intervals.begin()
         result = run_step(
             self._executor(system),
             command,
@@ -166,6 +172,7 @@ class TPCCWorkload(Workload):
             env=driver_env(target),
             output_tail=lambda out, err: tail(out + err),
         )
+        self.intervals.feed_output(result.stdout, parse_interval_line)
         return metrics_from_output(result.stdout)
 
     def params(self) -> dict[str, Any]:

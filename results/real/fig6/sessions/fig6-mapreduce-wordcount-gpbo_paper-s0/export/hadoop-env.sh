@@ -1,3 +1,0 @@
-# best configuration exported by the ClassyTune harness: session fig6-mapreduce-wordcount-gpbo_paper-s0, trial 25 of 100
-# units: mapreduce.task.io.sort.mb [MiB], mapreduce.input.fileinputformat.split.maxsize [MiB], jvm.heap_mb [MiB]
-export HADOOP_CLIENT_OPTS='-Xmx1067m -XX:+UseG1GC -XX:ParallelGCThreads=2 -XX:+TieredCompilation'

@@ -1,3 +1,0 @@
-# best configuration exported by the ClassyTune harness: session fig6-tomcat-explore-bestconfig-s0, trial 91 of 100
-# units: keepAliveTimeout [ms], jvm.heap_mb [MiB]
-CATALINA_OPTS='-Djava.awt.headless=true -Xmx39m -XX:+UseParallelGC -Xss1024k -XX:ParallelGCThreads=2 -XX:+TieredCompilation'
