@@ -59,6 +59,10 @@ __all__ = ["GPBOTuner", "StepRecord"]
 
 log = logging.getLogger(__name__)
 
+#: Widest ``int`` range searched as integers: bayes_opt draws integer parameters in int64, and
+#: float64 holds every integer only up to 2**53 (recorded byte sizes reach 2**64).
+EXACT_INT = 2**53
+
 
 @dataclass(frozen=True)
 class StepRecord:
@@ -176,7 +180,13 @@ class GPBOTuner(Tuner):
 
     # -- knob <-> bayes_opt parameter -----------------------------------------------------
     def _continuous(self, knob: Knob) -> bool:
-        return not self.typed or knob.type == "float" or (knob.type == "int" and knob.log)
+        """Float knobs, log ints, and ints wider than :data:`EXACT_INT` (bayes_opt draws
+        integer parameters in int64) are searched on their encoded coordinate."""
+        if not self.typed or knob.type == "float":
+            return True
+        return knob.type == "int" and (
+            knob.log or int(knob.high) - int(knob.low) > EXACT_INT  # type: ignore[arg-type]
+        )
 
     def _pbounds(self) -> dict[str, Any]:
         from bayes_opt.parameter import CategoricalParameter

@@ -114,7 +114,7 @@ class OptunaTuner(Tuner):
             self.study.tell(trial, state=state.FAIL)
         self.study.add_trial(
             self._optuna.trial.create_trial(
-                params=dict(obs.config),
+                params={name: obs.config[name] for name in self.space.names},
                 distributions=self._dists,
                 value=float(obs.score) if obs.ok else None,  # type: ignore[arg-type]
                 state=state.COMPLETE if obs.ok else state.FAIL,

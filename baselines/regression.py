@@ -166,4 +166,6 @@ class RegressionTuner(Tuner):
         log.debug(
             "%s round %d: best predicted %.4g", self.model, self.fit_count, float(predicted.max())
         )
+        if not chosen:  # every candidate measured already (a tiny space): test again, by LHS
+            return self.lhs(n)
         return np.array(chosen).reshape(-1, self.space.dim)

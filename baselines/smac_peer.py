@@ -206,16 +206,29 @@ class SMACTuner(Tuner):
             values[knob.name] = value
         return values
 
+    def _ask(self) -> Any:
+        """SMAC's next trial, or None once it has proposed every setting of the space."""
+        from smac.main.exceptions import ConfigurationSpaceExhaustedException
+
+        try:
+            # SMAC's forest fits and predicts its 10 trees on all cores through joblib
+            # (threads); for so few trees the threads cost more than they save (and
+            # oversubscribe parallel sweeps), and the trees do not depend on it.
+            with joblib.parallel_config(backend="sequential"):
+                return self.smac.ask()
+        except (ConfigurationSpaceExhaustedException, StopIteration):
+            # after the first, SMAC's trial generator has ended: StopIteration from then on
+            return None
+
     def _propose(self, n: int) -> list[Config]:
         self._update_failures()
         trial_number = max(self._asked, 1)
         configs = []
         for k in range(n):
-            # SMAC's forest fits and predicts its 10 trees on all cores through joblib (threads);
-            # for so few trees the threads cost more than they save (and oversubscribe parallel
-            # sweeps), and the trees do not depend on it: same proposals, less tuner time.
-            with joblib.parallel_config(backend="sequential"):
-                info = self.smac.ask()
+            info = self._ask()
+            if info is None:  # SMAC has proposed every setting of a tiny space: test again
+                configs.append(self.space.decode(self.rng.random(self.space.dim)))
+                continue
             self._pending[trial_number + k] = info
             if self._seed_of_trials is None:
                 self._seed_of_trials = info.seed

@@ -44,6 +44,7 @@ from harness.space import Space
 __all__ = [
     "BOUNDS",
     "ELBOWS",
+    "MAX_CELLS",
     "SearchResult",
     "allocate",
     "beats_uniform",
@@ -65,8 +66,14 @@ _KEY_DECIMALS = 12  # settings compare equal after rounding (encode/decode is no
 Snap = Callable[[np.ndarray], np.ndarray]
 
 
+#: More integers than an int64 counts (a byte size up to 2^64 - 1): such a knob's cells are far
+#: narrower than float64 resolves in [0, 1], so it is continuous for the search.
+MAX_CELLS = int(np.iinfo(np.int64).max)
+
+
 def cell_counts(space: Space) -> np.ndarray:
-    """Equal-width cells per dimension of ``space``'s encoding (0: continuous)."""
+    """Equal-width cells per dimension of ``space``'s encoding (0: continuous, which includes
+    an int knob of more than :data:`MAX_CELLS` values)."""
     counts = []
     for knob in space.knobs:
         if knob.type == "bool":
@@ -74,10 +81,11 @@ def cell_counts(space: Space) -> np.ndarray:
         elif knob.type == "enum":
             counts.append(len(knob.values))
         elif knob.type == "int" and not knob.log:
-            counts.append(int(knob.high) - int(knob.low) + 1)  # type: ignore[arg-type]
+            cells = int(knob.high) - int(knob.low) + 1  # type: ignore[arg-type]
+            counts.append(cells if cells <= MAX_CELLS else 0)
         else:
             counts.append(0)
-    return np.array(counts, dtype=int)
+    return np.array(counts, dtype=np.int64)
 
 
 def distinct_new(candidates: np.ndarray, measured: np.ndarray) -> np.ndarray:

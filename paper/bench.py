@@ -201,7 +201,7 @@ def job_key(job: Job) -> str:
     """Cache key: the job plus :func:`~paper.code_version.code_digest` of its tuner and system
     (their configs and code, and the core's), so a changed tuner setting or a bug fix is
     recomputed instead of read back stale."""
-    return "{}|{}|{}|{}".format(*job) + f"|{code_digest(job[0], suites.base_system(job[1]))}"
+    return "{}|{}|{}|{}".format(*job) + f"|{code_digest(job[0], suites.system_config(job[1]))}"
 
 
 class _OncePerProcess(logging.Filter):
@@ -292,8 +292,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--suite",
         nargs="+",
-        help="suites (dev: synthetic + moot_* tables, where settings may be chosen; eval: "
-        "the surrogate_* systems, report only) and/or system configs "
+        help="suites (dev: synthetic + moot_* tables + the hard family, where settings may be "
+        "chosen; hard: the family<d> problems alone; eval: the surrogate_* systems, report "
+        "only) and/or system configs or family<d> problems "
         "(default: synthetic10 synthetic30 + every surrogate_*)",
     )
     parser.add_argument(
@@ -357,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     names = args.suite or (["synthetic10", *QUICK_SURROGATES] if args.quick else suite_names())
     suite = suites.expand(names, tuple(args.noise))
     unknown = [t for t in tuners if not (TUNER_DIR / f"{t}.yaml").exists()] + [
-        s for s in suite if not (SYSTEM_DIR / f"{suites.base_system(s)}.yaml").exists()
+        s for s in suite if not (SYSTEM_DIR / f"{suites.system_config(s)}.yaml").exists()
     ]
     if unknown:
         raise SystemExit(

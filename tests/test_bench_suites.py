@@ -58,7 +58,8 @@ def test_every_suite_problem_composes_with_noise() -> None:
 
     for problem in suites.expand(["dev", "eval"], (0.05,)):
         cfg = api.compose(overrides=[*suites.overrides(problem, 1), "tracking=none"])
-        noise_key = "noise" if problem.startswith("synthetic") else "measurement_noise"
+        synthetic = problem.startswith(("synthetic", "family"))
+        noise_key = "noise" if synthetic else "measurement_noise"
         assert cfg.system.adapter[noise_key] == pytest.approx(0.05), problem
 
 
@@ -192,3 +193,46 @@ def test_groups_put_evaluation_first_and_count_dropped_problems() -> None:
     text = report_sections(groups, "python -m paper.bench")
     assert text.count("## Evaluation suite") == 2
     assert "Ranked over 1 of 2 (system, seed) problems; dropped 1" in text
+
+
+# -- the hard synthetic family ---------------------------------------------------------------
+def test_family_problems_are_development_problems_built_from_a_shipped_config() -> None:
+    assert set(suites.SUITES["hard"]) == {"family10", "family30", "family60", "family120"}
+    assert set(suites.SUITES["hard"]) <= set(suites.SUITES["dev"])
+    assert suites.suite_of("family60~noise15") == "dev"
+    assert suites.system_config("family60~noise5") == "synthetic10"
+    assert suites.system_config("moot_apache") == "moot_apache"
+    assert suites.overrides("family30~noise5", 7) == [
+        "system=synthetic10",
+        "system.name=family30",
+        "system.adapter._target_=systems.synthetic.SyntheticFamily",
+        "~system.adapter.knob_set",
+        "+system.adapter.dim=30",
+        "+system.adapter.instance=7",
+        "system.adapter.noise=0.05",
+        "system.adapter.noise_seed=7",
+    ]
+
+
+@pytest.mark.parametrize("dim", [10, 30, 60, 120])
+def test_a_family_instance_is_hard_where_the_suite_says(dim: int) -> None:
+    """Mixed knob types, failures over 20-60 % of the box that spare the optimum and the
+    default, and an optimum that moves with the instance."""
+    from systems.synthetic import SyntheticFamily
+
+    first, second = SyntheticFamily(dim, instance=1), SyntheticFamily(dim, instance=2)
+    assert {k.type for k in first.space.knobs} == {"float", "int", "enum", "bool"}
+    for system in (first, second):
+        assert 0.2 <= system.fail_share <= 0.6
+        assert abs(system.measured_fail_share() - system.fail_share) < 0.08
+        optimum, value = system.known_optimum()
+        assert value == pytest.approx(10_000.0)
+        for config in (optimum, system.space.default()):
+            assert not system.response.fails(system.space.encode(config))[0]
+    assert first.known_optimum()[0] != second.known_optimum()[0]
+
+
+def test_a_family_session_is_scored_against_its_own_optimum() -> None:
+    row = bench.session_row("random", "family10~noise5", 3, 12)
+    assert "error" not in row and row["dim"] == 10 and row["optimum"] == pytest.approx(10_000.0)
+    assert row["best"] <= row["optimum"] and row["suite"] == "dev"

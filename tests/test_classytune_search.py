@@ -14,8 +14,16 @@ from classytune.classifiers import (
 )
 from classytune.induction import induce_all_pairs
 from classytune.rules import parse_rules, rule_pairs
-from classytune.search import allocate, cluster_winners, elbow_k, subspace_bounds
+from classytune.search import (
+    MAX_CELLS,
+    allocate,
+    cell_counts,
+    cluster_winners,
+    elbow_k,
+    subspace_bounds,
+)
 from harness.errors import ConfigError
+from harness.space import Knob, Space
 from systems.synthetic import SyntheticSystem
 
 
@@ -108,3 +116,19 @@ def test_rules_generate_uniform_labelled_pairs() -> None:
         parse_rules([{"knob": "compression", "direction": "sideways"}], space)
     with pytest.raises(ConfigError, match="low must be below high"):
         parse_rules([{"knob": "worker_threads", "low": 100, "high": 10}], space)
+
+
+def test_cell_counts_of_every_int_range() -> None:
+    """Cells per dimension: bool 2, enum its values, a linear int its integers; an int range
+    wider than an int64 counts (a byte size up to 2^64 - 1) is continuous, not an overflow."""
+    space = Space(
+        (
+            Knob("huge", "int", default=0, low=0, high=2**64 - 1),
+            Knob("edge", "int", default=0, low=0, high=MAX_CELLS - 1),
+            Knob("small", "int", default=3, low=-2, high=5),
+            Knob("on", "bool", default=False),
+            Knob("mode", "enum", default="a", values=("a", "b", "c")),
+            Knob("share", "float", default=0.5, low=0.0, high=1.0),
+        )
+    )
+    assert cell_counts(space).tolist() == [0, MAX_CELLS, 8, 2, 3, 0]

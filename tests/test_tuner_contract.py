@@ -19,13 +19,15 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, open_dict
 
 from harness import api
+from harness.errors import KnobError
 from harness.objectives.objective import Objective
 from harness.records import Observation, Status
 from harness.session.options import SessionResult
+from harness.space import Config, Knob, Space
+from harness.system import System
 from harness.session.trial import run_test
-from harness.space import Space
 from harness.tuner import Tuner, tuner_name_of
-from systems.synthetic import SyntheticSystem, SyntheticWorkload
+from systems.synthetic import SyntheticFamily, SyntheticSystem, SyntheticWorkload, family_space
 from tests.conftest import CONF
 
 TUNERS = sorted(p.stem for p in (CONF / "tuner").glob("*.yaml"))
@@ -87,18 +89,24 @@ def make_tuner(
     return _make
 
 
-def _run(tuner: Tuner, budget: int) -> SessionResult:
-    """A whole in-memory session of ``tuner`` on synthetic10. Crashes in a row do not stop it
-    (the tuner must cope with them, not the session's crash policy)."""
+def _run(
+    tuner: Tuner | Callable[..., Tuner],
+    budget: int,
+    system: System | None = None,
+    fixed: Config | None = None,
+) -> SessionResult:
+    """A whole in-memory session of ``tuner`` on ``system`` (synthetic10). Crashes in a row do
+    not stop it (the tuner must cope with them, not the session's crash policy)."""
     with tempfile.TemporaryDirectory() as results_dir:
         return api.run_objects(
             tuner,
-            SyntheticSystem("10"),
+            system or SyntheticSystem("10"),
             SyntheticWorkload(),
             budget=budget,
             results_dir=results_dir,
             objective=OBJECTIVE,
             max_consecutive_crashes=budget + 1,
+            fixed=fixed,
         )
 
 
@@ -200,3 +208,47 @@ def test_copes_with_crashes(make_tuner: Callable[..., Tuner], low: int) -> None:
     assert crashed or tuner.name.startswith("expert"), "the crash region was never hit"
     best = tuner.best()
     assert obs[0].ok and best is not None and best.ok
+
+
+#: A byte-size knob as MySQL has it (innodb_online_alter_log_max_size reaches 2^64 - 1).
+HUGE_INT = Knob("log_max_bytes", "int", default=2**27, low=0, high=2**64 - 1)
+
+
+def _extreme_space(kind: str) -> Space:
+    """Spaces at the edges of what :class:`~harness.space.Space` accepts."""
+    if kind == "int_to_2^64":
+        return Space((HUGE_INT, Knob("ratio", "float", default=0.5, low=0.0, high=1.0)))
+    if kind == "two_values":  # the narrowest knob a space holds (one value is refused)
+        return Space((Knob("flag_level", "int", default=0, low=0, high=1),))
+    assert kind == "mixed_120"
+    return Space((HUGE_INT, *family_space(119).knobs))
+
+
+@pytest.mark.parametrize("kind", ["int_to_2^64", "two_values", "mixed_120"])
+def test_any_space_the_space_accepts(make_tuner: Callable[..., Tuner], kind: str) -> None:
+    """A whole session on an extreme space (the family's response, hidden failures off):
+    every asked setting is valid, the budget is spent, the best is a measured success."""
+    space = _extreme_space(kind)
+    tuner = make_tuner(space)
+    result = _run(tuner, BUDGET, SyntheticFamily(space=space, instance=3, fail_share=0.0))
+    assert result.status == "FINISHED", result.message
+    obs = result.observations
+    assert len(obs) == BUDGET and obs[0].is_default
+    assert all(space.validate(o.config) == o.config for o in obs)
+    best = tuner.best()
+    assert best is not None and best.ok
+
+
+def test_a_knob_with_one_value_is_pinned_not_tuned(make_tuner: Callable[..., Tuner]) -> None:
+    """A space refuses a one-value knob (min must be below max); the way to hold a knob at one
+    value is to pin it (``system.fixed``), and every tuner then tunes the others."""
+    with pytest.raises(KnobError, match="below max"):
+        Knob("constant", "int", default=3, low=3, high=3)
+    system = SyntheticFamily(dim=12, instance=1, fail_share=0.0)
+    pinned = system.space.knobs[1]
+    value = pinned.decode(0.9)
+    result = _run(make_tuner, BUDGET, system, fixed={pinned.name: value})  # type: ignore[arg-type]
+    assert result.status == "FINISHED", result.message
+    assert len(result.observations) == BUDGET
+    assert {o.config[pinned.name] for o in result.observations} == {value}
+    assert result.best is not None and result.best.ok
