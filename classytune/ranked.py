@@ -27,14 +27,14 @@ The pure functions carry the decisions and are tested directly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from classytune.classifiers import win_score
 from classytune.ensemble import acquisition_orders
-from classytune.induction import induce_against
+from classytune.induction import induce_against, zorder_against
 from harness.sampling import latin_hypercube
 from harness.space import Space
 
@@ -141,9 +141,14 @@ def rank_candidates(
 ) -> np.ndarray:
     """Mean predicted win probability of each candidate against each opponent."""
     total = np.zeros(len(candidates))
-    for opponent in np.atleast_2d(opponents):
-        total += win_score(model, induce_against(candidates, opponent, induction, bits))
-    return total / max(len(np.atleast_2d(opponents)), 1)
+    opponents = np.atleast_2d(opponents)
+    if induction == "zorder":  # the candidates' codes are spread once for all opponents
+        rows: Iterable[np.ndarray] = zorder_against(candidates, opponents, bits)
+    else:
+        rows = (induce_against(candidates, o, induction, bits) for o in opponents)
+    for induced in rows:
+        total += win_score(model, induced)
+    return total / max(len(opponents), 1)
 
 
 def greedy_pick(

@@ -7,11 +7,15 @@ measuring the best few settings again, one test at a time, and the harness judge
 measured more than once on the mean of its measurements
 (:func:`harness.records.best_measured`), so a lucky draw that does not repeat drops out.
 
-Each re-measurement goes to the least-measured of the ``top`` best settings by that mean (a
-small racing procedure: a setting that regresses leaves the top and the next one is measured
-instead). When the first repeated measurements agree within ``tolerance`` the system is taken
-as deterministic and the remaining tests go back to the search: re-measuring costs one test
-where it cannot help.
+:class:`Challenger` re-measures during the search instead: when a setting measured once has
+become the best, it is measured again before the next round, so a lucky draw is found out
+while there is budget left to look elsewhere (SMAC's intensification, in one test).
+
+Each end-of-budget re-measurement goes to the least-measured of the ``top`` best settings by
+that mean (a small racing procedure: a setting that regresses leaves the top and the next one
+is measured instead). When the first repeated measurements agree within ``tolerance`` the
+system is taken as deterministic and the remaining tests go back to the search: re-measuring
+costs one test where it cannot help.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Sequence
 from harness.records import Observation, config_key
 from harness.space import Config
 
-__all__ = ["Remeasure", "agreement", "remeasure_pick"]
+__all__ = ["Challenger", "Remeasure", "agreement", "remeasure_pick"]
 
 
 def _groups(history: Sequence[Observation]) -> dict[str, list[Observation]]:
@@ -104,6 +108,55 @@ class Remeasure:
             return None
         self._asked, self._count = config, self._count + 1
         return config
+
+    def _stop(self, why: str) -> None:
+        self.active, self.stopped_because = False, why
+
+
+class Challenger:
+    """Measure a new best again before it stands (intensification during the search).
+
+    At a round boundary, :meth:`propose` returns the best setting (by
+    :func:`~harness.records.best_measured`'s ranking) when it was measured only once, else
+    ``None``. It stops for good after ``limit`` re-measurements, when the first repeat agrees
+    within ``tolerance`` (a deterministic system: repeats cannot help), or when the system
+    ran another setting than the one asked again (a recorded-data backend).
+    """
+
+    def __init__(self, limit: int, tolerance: float) -> None:
+        self.limit, self.tolerance = int(limit), float(tolerance)
+        self.active = self.limit > 0
+        self.stopped_because = ""
+        self.count = 0
+        self._asked: Config | None = None
+
+    def propose(self, history: Sequence[Observation]) -> Config | None:
+        """The setting to measure again now, or ``None`` (no test taken from the search)."""
+        if not self.active or not self._last_was_honoured(history):
+            return None
+        if self.count >= self.limit:
+            self._stop(f"{self.limit} re-measurements made")
+            return None
+        groups = _groups(history)
+        best = remeasure_pick(history, 1)
+        if best is None or len(groups[config_key(best)]) > 1:
+            return None
+        self._asked, self.count = best, self.count + 1
+        return best
+
+    def _last_was_honoured(self, history: Sequence[Observation]) -> bool:
+        """After a re-measurement: was it run as asked, and is the system noisy?"""
+        if self._asked is None:
+            return True
+        asked, self._asked = self._asked, None
+        if not history or config_key(history[-1].config) != config_key(asked):
+            self._stop("the system ran another setting than the one asked again")
+            return False
+        spread = agreement(history)
+        if self.count == 1 and spread is not None and spread <= self.tolerance:
+            self._stop(f"two measurements agree within {spread:.3%}: deterministic")
+            return False
+        return True
 
     def _stop(self, why: str) -> None:
         self.active, self.stopped_because = False, why

@@ -1,12 +1,15 @@
 """Ablation of the default ``classytune`` tuner's options on the development suite only.
 
-Each variant is ``label=key=value,...`` (values are YAML) on top of today's
-``conf/tuner/classytune.yaml``; every variant runs on every problem of
-:func:`paper.suites.expand` of the ``dev`` suite (never ``surrogate_*``) and every seed given
-(default 100-102: the evaluation protocol's seeds 0-9 are never used here), one session each
-through :func:`paper.bench.session_row`, in ONE process (run it under ``nice -n 19``).
-Sessions are cached in a JSON file keyed by label, options, problem, seed and budget (not by
-code: delete the cache after changing the tuner), so a stopped run resumes.
+Each variant is ``label=key=value,...`` (values are YAML; a dotted key sets an option of a
+group, e.g. ``trust_region.enabled=true``) on top of today's ``conf/tuner/classytune.yaml``;
+every variant runs on every problem of :func:`paper.suites.expand` of ``--suite`` (``dev``,
+or its ``hard`` part: never ``surrogate_*``) and every seed given (default 100-102: the
+evaluation protocol's seeds 0-9 are never used here), one session each through
+:func:`paper.bench.session_row`, on ``--processes`` worker processes (run it under
+``nice -n 19``). Sessions are cached in a JSON file keyed by label, options, problem, seed,
+budget and the digest of the code and configs the session depends on
+(:func:`paper.code_version.code_digest`, as the benchmark's cache is), so a stopped run
+resumes and a changed tuner is recomputed.
 
 ``warm_start=prior`` in a variant stands for an earlier session of the same problem in another
 environment (:func:`prior_table`: today's default ``classytune`` with 5 % measurement noise,
@@ -36,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from paper import suites  # noqa: E402
 from paper.bench import session_row  # noqa: E402
 from paper.bench_score import mean_ranks, normalised_score  # noqa: E402
+from paper.code_version import code_digest  # noqa: E402
 
 DEV_SEEDS = (100, 101, 102)
 
@@ -117,7 +121,45 @@ def paired(rows: list[dict[str, Any]], labels: list[str]) -> str:
 
 
 def key_of(label: str, options: dict[str, Any], problem: str, seed: int, budget: int) -> str:
-    return f"{label}|{json.dumps(options, sort_keys=True)}|{problem}|{seed}|{budget}"
+    """The cache key of one session: the variant, the job and the code it runs."""
+    digest = code_digest("classytune", suites.system_config(problem))
+    return f"{label}|{json.dumps(options, sort_keys=True)}|{problem}|{seed}|{budget}|{digest}"
+
+
+Job = tuple[str, str, dict[str, Any], str, int, int]  # key, label, options, problem, seed, budget
+
+
+def run_job(job: Job) -> tuple[str, dict[str, Any], float]:
+    """One variant's session (a pool worker's task): its key, row and wall seconds."""
+    key, _, options, problem, seed, budget = job
+    started = time.perf_counter()
+    return (
+        key,
+        session_row("classytune", problem, seed, budget, options),
+        (time.perf_counter() - started),
+    )
+
+
+def run_all(jobs: list[Job], processes: int, cache: dict[str, Any], path: Path) -> None:
+    """Run the jobs not in ``cache``, saving it after each session (a stopped run resumes)."""
+    import multiprocessing
+
+    todo = [job for job in jobs if job[0] not in cache]
+    if not todo:
+        return
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        for key, row, seconds in pool.imap_unordered(run_job, todo):
+            cache[key] = row
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(cache))
+            tmp.replace(path)
+            label = key.split("|", 1)[0]
+            print(
+                f"{label:>10} {row['system']:<26} s{row['seed']} {seconds:5.1f}s "
+                f"{row.get('error', '')}",
+                flush=True,
+            )
 
 
 def report(
@@ -187,6 +229,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEV_SEEDS))
     parser.add_argument("--budget", type=int, default=100)
     parser.add_argument(
+        "--suite",
+        nargs="+",
+        default=["dev"],
+        help="dev (synthetic, moot_* and the family), hard (the family<d> problems) or "
+        "problem names; never the evaluation suite",
+    )
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument(
         "--skip",
         nargs="*",
         default=[],
@@ -213,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if any(s < 100 for s in args.seeds):
         raise SystemExit("seeds below 100 belong to the evaluation protocol; use 100+")
+    if any(suites.suite_of(p) == "eval" for p in suites.expand(args.suite)):
+        raise SystemExit("settings are never chosen on the evaluation suite")
     if args.speed:
         for label, options in (parse_variant(v) for v in args.variants):
             runs = [
@@ -225,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     problems = [
         p
-        for p in suites.expand(["dev"], tuple(args.noise))
+        for p in suites.expand(args.suite, tuple(args.noise))
         if suites.base_system(p) not in args.skip
     ]
     variants = [parse_variant(v) for v in args.variants]
@@ -237,28 +289,18 @@ def main(argv: list[str] | None = None) -> int:
     command = "nice -n 19 .venv/bin/python scripts/ablate_classytune.py " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
-    rows: list[dict[str, Any]] = []
+    jobs: list[Job] = []
     for seed in args.seeds:  # seed-major: a stopped run still holds whole seeds
         for problem in problems:
             for label, options in variants:
+                if options.get("warm_start") == "prior":
+                    table = prior_table(problem, seed, args.budget, args.prior_dir)
+                    options = {**options, "warm_start": [table]}
                 key = key_of(label, options, problem, seed, args.budget)
-                if key not in cache and args.report_only:
-                    continue
-                if key not in cache:
-                    started = time.perf_counter()
-                    if options.get("warm_start") == "prior":
-                        table = prior_table(problem, seed, args.budget, args.prior_dir)
-                        options = {**options, "warm_start": [table]}
-                    row = session_row("classytune", problem, seed, args.budget, options)
-                    cache[key] = row
-                    args.cache.parent.mkdir(parents=True, exist_ok=True)
-                    args.cache.write_text(json.dumps(cache))
-                    print(
-                        f"{label:>10} {problem:<26} s{seed} "
-                        f"{time.perf_counter() - started:5.1f}s {row.get('error', '')}",
-                        flush=True,
-                    )
-                rows.append({**cache[key], "tuner": label})
+                jobs.append((key, label, options, problem, seed, args.budget))
+    if not args.report_only:
+        run_all(jobs, args.processes, cache, args.cache)
+    rows = [{**cache[job[0]], "tuner": job[1]} for job in jobs if job[0] in cache]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report(rows, labels, command, problems) + paired(rows, labels))
     print(args.out.read_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from classytune.failure import failure_probability, forest_failure, knn_failure
 from classytune.induction import induce_all_pairs
 from classytune.margin import margin_pairs
 from classytune.ranked import category_levels, greedy_pick, local_candidates, ranked_batch
+from classytune.ranked_options import Ensemble, FailureModel, LocalMoves, TrustRegion
+from classytune.ranked_options import Remeasure as RemeasureOptions
 from classytune.trust import improved, update_scale
 from harness.api import run_objects
 from harness.errors import ConfigError
@@ -197,13 +200,10 @@ def run_tuner(results: Path, seed: int, **kwargs: Any) -> ClassyTuneRanked:
 
 def test_every_option_runs_and_is_deterministic(tmp_path: Path) -> None:
     options: dict[str, Any] = dict(
-        n_members=2,
-        member_pairs=300,
-        member_estimators=10,
-        acquisition="thompson",
-        categorical_moves="nominal",
-        trust_region=True,
-        failure_model="knn",
+        ensemble={"members": 2, "pairs": 300, "estimators": 10, "acquisition": "thompson"},
+        local={"categorical": "nominal"},
+        trust_region={"enabled": True},
+        failure_model={"method": "knn"},
         min_distance=0.02,
         pair_margin=0.02,
     )
@@ -219,17 +219,40 @@ def test_every_option_runs_and_is_deterministic(tmp_path: Path) -> None:
         assert after["local_scale"] == pytest.approx(
             min(max(before["local_scale"] * factor, 0.05), 0.5)
         )
-    assert tuner.params()["acquisition"] == "thompson"
+    assert tuner.params()["ensemble.acquisition"] == "thompson"
+
+
+def test_a_collapsed_trust_region_starts_over(tmp_path: Path) -> None:
+    """Moving every knob, a round that does not improve shrinks the step below its minimum,
+    so the region restarts at the initial width; an improving round grows it."""
+    tuner = run_tuner(
+        tmp_path,
+        3,
+        trust_region={"enabled": True, "restart": True, "shrink": 0.5, "min": 0.15},
+        local={"dims": "all"},
+    )
+    log = tuner.round_log
+    assert [r["restarts"] for r in log][0] == 0
+    for before, after in itertools.pairwise(log):
+        if after["improved"]:
+            assert after["local_scale"] == pytest.approx(min(before["local_scale"] * 1.5, 0.5))
+        else:
+            assert after["local_scale"] == 0.2
+            assert after["restarts"] == before["restarts"] + 1
+    assert log[-1]["restarts"] >= 1
 
 
 def test_option_checks() -> None:
     space = SyntheticSystem("10").space
     cases: list[tuple[dict[str, Any], str]] = [
-        ({"acquisition": "ei"}, "acquisition"),
-        ({"categorical_moves": "yes"}, "categorical_moves"),
-        ({"failure_model": "svm"}, "failure_model"),
-        ({"n_members": -1}, "n_members"),
-        ({"scale_min": 0.3}, "trust region"),
+        ({"ensemble": {"acquisition": "ei"}}, "tuner.ensemble: acquisition"),
+        ({"local": {"categorical": "yes"}}, "tuner.local: categorical"),
+        ({"local": {"dims": "most"}}, "tuner.local: dims"),
+        ({"failure_model": {"method": "svm"}}, "tuner.failure_model: method"),
+        ({"ensemble": {"members": -1}}, "members"),
+        ({"trust_region": {"enabled": True, "min": 0.3}}, "trust_region"),
+        ({"trust_region": {"grow_by": 2}}, "unknown option.*grow_by.*it has enabled, grow"),
+        ({"remeasure": 3}, "tuner.remeasure is a group"),
         ({"pair_margin": 1.0}, "pair_margin"),
     ]
     for bad, match in cases:
@@ -272,12 +295,22 @@ def test_the_config_and_the_class_defaults_agree() -> None:
     conf = yaml.safe_load((CONFIG_DIR / "tuner" / "classytune.yaml").read_text())
     params = inspect.signature(ClassyTuneRanked.__init__).parameters
     skip = {"_target_", "_partial_", "classifier", "rules"}
+    groups = {
+        "local": LocalMoves,
+        "trust_region": TrustRegion,
+        "ensemble": Ensemble,
+        "failure_model": FailureModel,
+        "remeasure": RemeasureOptions,
+    }
     for key, value in conf.items():
         if key in skip:
             continue
         assert key in params, key
         default = params[key].default
+        if key in groups:  # a group: the class default None means the dataclass's defaults
+            assert default is None and asdict(groups[key]()) == value, (key, value)
+            continue
         if isinstance(default, tuple):  # an immutable default; YAML writes it as a list
             default = list(default)
         assert default == value, (key, default, value)
-    assert conf["categorical_moves"] == "nominal"
+    assert set(groups) <= set(conf)

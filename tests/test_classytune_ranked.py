@@ -95,13 +95,11 @@ def run_ranked(results: Path, seed: int, budget: int = 40, **kwargs: Any) -> Cla
         rounds=3,
         initial_fraction=0.4,
         s_factor=20,
-        local_factor=0.5,
         opponents=3,
         max_pairs=500,
         classifier=partial(xgboost, n_estimators=30),
-        local_scale=0.1,
         global_share=0.0,
-        **kwargs,
+        **{"local": {"factor": 0.5, "scale": 0.1}, **kwargs},
     )
     result = run_objects(tuner, system, workload, budget=budget, results_dir=results, seed=seed)
     assert len(result.observations) == budget

@@ -109,7 +109,7 @@ def _session(tmp_path: Path, noise: float, **options: object):  # type: ignore[n
 
 
 def test_a_noisy_session_spends_its_last_tests_on_repeats(tmp_path: Path) -> None:
-    result = _session(tmp_path, noise=0.15, remeasure=6, remeasure_top=2)
+    result = _session(tmp_path, noise=0.15, remeasure={"tests": 6, "top": 2})
     keys = [config_key(o.config) for o in result.observations]
     assert len(result.observations) == 30
     assert len(set(keys[:24])) == 24  # the search never repeats itself
@@ -125,15 +125,15 @@ def test_a_noisy_session_spends_its_last_tests_on_repeats(tmp_path: Path) -> Non
 
 
 def test_a_deterministic_session_gives_the_reserved_tests_back_after_one(tmp_path: Path) -> None:
-    result = _session(tmp_path, noise=0.0, remeasure=6)
+    result = _session(tmp_path, noise=0.0, remeasure={"tests": 6})
     keys = [config_key(o.config) for o in result.observations]
     assert len(keys) == 30 and len(set(keys)) == 29  # one repeat, then the search again
 
 
 def test_remeasure_must_leave_room_for_the_initial_sample() -> None:
     space = SyntheticSystem("10").space
-    with pytest.raises(ConfigError, match="remeasure must be 0 or fewer"):
-        ClassyTuneRanked(space, budget=30, remeasure=20)
+    with pytest.raises(ConfigError, match=r"remeasure\.tests must be 0 or fewer"):
+        ClassyTuneRanked(space, budget=30, remeasure={"tests": 20})
 
 
 # -- warm start ------------------------------------------------------------------------------
@@ -189,3 +189,19 @@ def test_warm_start_bad_sources_fail_in_one_line(tmp_path: Path) -> None:
         csv.writer(handle).writerows([["a", "b"], ["1", "2"]])
     with pytest.raises(ConfigError, match="not a harness samples table"):
         load_priors([str(bad)], space)
+
+
+# -- a challenger is measured again before it stands --------------------------------------------
+def test_a_noisy_new_best_is_measured_again_during_the_search(tmp_path: Path) -> None:
+    result = _session(tmp_path, noise=0.15, remeasure={"challenger": True, "challenger_max": 3})
+    keys = [config_key(o.config) for o in result.observations]
+    assert len(keys) == 30
+    repeated = len(keys) - len(set(keys))
+    assert 1 <= repeated <= 3  # re-measured challengers, within the limit
+    assert result.best is not None and result.measurements_of_answer() >= 1
+
+
+def test_the_challenger_stops_on_a_deterministic_system(tmp_path: Path) -> None:
+    result = _session(tmp_path, noise=0.0, remeasure={"challenger": True})
+    keys = [config_key(o.config) for o in result.observations]
+    assert len(keys) == 30 and len(set(keys)) == 29  # one repeat agreed: no more
