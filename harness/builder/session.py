@@ -61,7 +61,6 @@ from harness.tracking.mlflow_tracker import (
     redact_uri,
     take_credentials,
 )
-from harness.tracking.store import ARTIFACTS_FOLDER
 from harness.tracking.uri import check_stored_tracking
 from harness.tuner import tuner_name_of
 
@@ -393,7 +392,6 @@ def _new_session_meta(
             k: redact_uri(v) if isinstance(v, str) else v
             for k, v in dotted_knobs(_container(cfg)).items()
         },
-        artifact_root=folder.parent.parent / ARTIFACTS_FOLDER,
     )
 
 

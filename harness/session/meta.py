@@ -83,7 +83,6 @@ def session_meta(
     experiment: str,
     config: dict[str, Any] | None = None,
     params: dict[str, Any] | None = None,
-    artifact_root: Path | None = None,
 ) -> dict[str, Any]:
     """What a new session's store records about it (and what its MLflow run is tagged with)."""
     tags = {
@@ -107,7 +106,6 @@ def session_meta(
         "experiment": experiment,
         "tags": tags,
         "params": params or {},
-        "artifact_root": str((artifact_root or folder / ARTIFACTS_FOLDER).resolve()),
     }
 
 
