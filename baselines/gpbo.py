@@ -34,7 +34,7 @@ bayes_opt's Matern kernel without bayes_opt's parameter-transform wrapper: that 
 the identity for continuous parameters, so the GP computes the same numbers, but the wrapper
 loops over the parameters in Python on every kernel call, and the L-BFGS-B EI maximiser calls
 the kernel d + 1 times per numerical gradient. At d = 28 that loop was most of a budget-100
-session's CPU time (py-spy); the suggestions are unchanged (tests/test_baselines_gpbo.py).
+session's CPU time (py-spy); the suggestions are unchanged (tests/baselines/test_gpbo.py).
 
 If the suggestion decodes to a configuration that was already measured (possible after
 snapping), a uniform random point is tested instead so the budget is not spent on repeats; the

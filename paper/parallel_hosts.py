@@ -1,6 +1,6 @@
 """Tests per hour with 1, 2 and 4 SUT hosts (``session.parallel``), side by side in one run.
 
-Starts a testbed of network-namespace hosts (tests/testbed.py; needs root), and on it, for
+Starts a testbed of network-namespace hosts (tests/helpers/testbed.py; needs root), and on it, for
 each pool size n and each round, one real PostgreSQL/pgbench session with ``session.parallel=n``
 over the first n hosts. Rounds interleave the pool sizes (1, 2, 4, 1, 2, 4, ...) so that the
 machine's drift hits every size alike. Per session it reports:
@@ -30,7 +30,7 @@ from typing import Any
 from omegaconf import OmegaConf, open_dict
 
 from harness import api
-from tests import testbed  # the namespace hosts; run from the repository root (needs root)
+from tests.helpers import testbed  # the namespace hosts; run from the repository root (needs root)
 
 
 def _session(

@@ -11,8 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=.venv/bin/python
-gates=(tests/test_lint.py tests/test_layers.py)
-skip_gates=(--ignore=tests/test_lint.py --ignore=tests/test_layers.py)
+gates=(tests/project/test_lint.py tests/project/test_layers.py)
+skip_gates=(--ignore=tests/project/test_lint.py --ignore=tests/project/test_layers.py)
 times=()
 
 report() {

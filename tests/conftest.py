@@ -16,13 +16,13 @@ from harness import api
 from harness.conf import CONFIG_DIR
 from harness.conf.schema import register_configs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 CONF = CONFIG_DIR
 
 register_configs()
 
-# The private sshd fixture (tests/sshd.py) for the remote-execution tests.
-pytest_plugins = ["tests.sshd"]
+# The private sshd fixture (tests/helpers/sshd.py) for the remote-execution tests.
+pytest_plugins = ["tests.helpers.sshd"]
 
 #: Every process a test starts inherits this variable (its value names the test run), so a
 #: process that outlives its test — a server a session failed to stop — is found and fails it.
@@ -36,7 +36,7 @@ def no_process_outlives_its_test() -> Iterator[None]:
     Autouse and function-scoped, so it is set up after the session- and module-scoped
     fixtures (their long-lived servers do not carry the marker) and torn down last.
     """
-    from tests.hostile import kill_all, processes_with
+    from tests.helpers.hostile import kill_all, processes_with
 
     token = secrets.token_hex(6)
     os.environ[LEAK_MARKER] = token
@@ -88,15 +88,22 @@ TESTS = Path(__file__).resolve().parent
 #: Test modules that start real servers (marked ``integration``), read from their source so the
 #: pytest-xdist controller, which collects nothing itself, knows them as well as the workers.
 SERVER_MODULES = frozenset(
-    path.name for path in TESTS.glob("test_*.py") if "mark.integration" in path.read_text()
+    path.relative_to(ROOT).as_posix()
+    for path in TESTS.rglob("test_*.py")
+    if "mark.integration" in path.read_text()
 )
+
+
+def _module(path: Path) -> str:
+    """A test module as :data:`SERVER_MODULES` names it: its path from the repository root."""
+    return path.resolve().relative_to(ROOT).as_posix()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """On xdist workers, the modules that start real servers last (see
     :func:`pytest_xdist_make_scheduler`); in one process, the order stays as collected."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: item.path.name in SERVER_MODULES)
+        items.sort(key=lambda item: _module(item.path) in SERVER_MODULES)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -115,7 +122,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class ServersTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = Path(nodeid.split("::", 1)[0]).name
+            module = nodeid.split("::", 1)[0]
             return "servers" if module in SERVER_MODULES else nodeid
 
     return ServersTogether(config, log)
@@ -138,7 +145,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     folder, worker = _worker_states(item.config), os.environ.get("PYTEST_XDIST_WORKER", "")
     if folder is not None:
         folder.mkdir(exist_ok=True)
-        server = item.path.name in SERVER_MODULES
+        server = _module(item.path) in SERVER_MODULES
         (folder / worker).write_text("server" if server else "unit")
         if server:
             _wait_for_idle_workers(folder, worker)

@@ -1,0 +1,78 @@
+"""MySQL (MariaDB here) on a real private server: a short LHS session per workload, the crash
+path (buffer pool beyond RAM) and the timeout path (a workload blocked by a table lock)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.hosts.machine import Machine
+from harness.objectives.objective import Objective
+from harness.records import Status
+from harness.session.trial import run_test
+from harness.system import Workload
+from systems.dbserver.sysbench import SysbenchOLTP
+from systems.mysql import MySQLSystem
+from systems.tpcc import TPCCWorkload
+from tests.helpers.dbserver_session import LockedWorkload, check_session, short_session
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+WORKLOADS = {
+    "readonly": lambda: SysbenchOLTP("readonly", duration_s=3, tables=2, table_size=10_000),
+    "readwrite": lambda: SysbenchOLTP("readwrite", duration_s=3, tables=2, table_size=10_000),
+    "tpcc": lambda: TPCCWorkload(duration_s=3, items=2_000, customers=100),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_short_session(name: str, tmp_path: Path) -> None:
+    system = MySQLSystem()
+    workload: Workload = WORKLOADS[name]()
+    observations = short_session(system, workload, tmp_path)
+    check_session(observations, workload)
+    assert len(system.restore_times) == 3
+    assert not system._running()
+
+
+def test_crash_then_timeout_then_recovery(tmp_path: Path) -> None:
+    import pymysql
+
+    system = MySQLSystem()
+    workload = SysbenchOLTP("readonly", duration_s=3, tables=2, table_size=10_000)
+    objective = Objective.for_workload(workload.metrics)
+    try:
+        system.setup(tmp_path, workload)
+        too_big = 4 * Machine.detect().ram_mib
+        system.space = system.space.with_overrides({"innodb_buffer_pool_size": {"max": too_big}})
+        crashed = run_test(system, workload, objective, {"innodb_buffer_pool_size": too_big}, 0)
+        assert crashed.status is Status.CRASHED, crashed.message
+        assert crashed.extra["log_tail"].strip()
+
+        def lock() -> pymysql.Connection:  # type: ignore[type-arg]
+            target = system.dbapi_target()
+            conn = pymysql.connect(
+                host=target["host"],
+                port=target["port"],
+                user=target["user"],
+                password=target["password"],
+                database=target["database"],
+            )
+            conn.cursor().execute("LOCK TABLES sbtest1 WRITE")
+            return conn
+
+        hung = run_test(
+            system,
+            LockedWorkload(workload, lock),
+            objective,
+            system.space.default(),
+            1,
+            timeout_s=8.0,
+        )
+        assert hung.status is Status.TIMED_OUT, hung.message
+        fine = run_test(system, workload, objective, system.space.default(), 2, timeout_s=60)
+        assert fine.status is Status.SUCCEEDED, fine.message
+    finally:
+        system.teardown()
+    assert not system._running()
