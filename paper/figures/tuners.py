@@ -1,4 +1,4 @@
-"""Tuners that exist only to produce paper figures (used by recipes in ``conf/experiment/``).
+"""Tuners that exist only to produce paper figures (used by recipes in ``paper/conf/experiment/``).
 
 * :class:`SubspaceRecordingClassyTune` (Fig. 8): the paper's ClassyTune
   (:class:`classytune.ClassyTunePaper`) that also writes every search round's promising
