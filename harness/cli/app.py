@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 from harness import api
 from harness.builder.validate import check_counts, check_workload_choices, ensure_results_dir
 from harness.cli import sweep_outcome
-from harness.cli.report import format_value, summary
+from harness.cli.report import brief, format_value, summary
 from harness.cli.rerun import existing_session, resume_overrides
 from harness.conf.schema import register_configs
 from harness.errors import HarnessError
@@ -123,7 +123,7 @@ def _run(cfg: DictConfig, resumable: bool, guard: SignalGuard | None = None) -> 
             guard.armed = False  # the session has recorded how it ended: a stop only logs
     finally:
         bar.close()
-    _say(summary(result))
+    _say(brief(result) if _multirun() else summary(result))  # a sweep ends with a table
     sweep_outcome.record(
         result.status,
         session=str(result.directory),

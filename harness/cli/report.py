@@ -1,4 +1,5 @@
-"""The end-of-session summary a user reads in the terminal."""
+"""The end-of-session summary a user reads in the terminal: in full after one session, one
+line per session in a sweep (whose end prints the comparison table of all of them)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from harness.session.options import resume_command
 from harness.session.session import SessionResult
 from harness.space import Config, Space
 
-__all__ = ["format_value", "summary"]
+__all__ = ["brief", "format_value", "summary"]
 
 
 def format_value(value: float | None, unit: str = "") -> str:
@@ -66,6 +67,17 @@ def _confirmed(result: SessionResult) -> list[str]:
     if found is None:
         return []
     return ["  " + found.line(lambda v: format_value(v, result.objective.unit))]
+
+
+def brief(result: SessionResult) -> str:
+    """One line for a sweep's job: status, best, improvement, tests and the folder."""
+    best = format_value(result.value(result.answer), result.objective.unit)
+    message = f" ({result.message})" if result.message else ""
+    return (
+        f"session {result.session_id}: {result.status}{message}, best {best} "
+        f"({_percent(result.improvement())} over the default), "
+        f"{len(result.observations)} tests; {result.directory}"
+    )
 
 
 def summary(result: SessionResult) -> str:
