@@ -13,6 +13,12 @@ Host-key checking is on by default (Fabric's own default silently accepts unknow
 come from ``~/.ssh/known_hosts`` and the host's ``known_hosts`` file, and an unknown or changed
 key is refused with a message saying how to add it — or opt out per host with
 ``strict_host_key_checking: false``.
+
+Live output (``on_line``): Fabric's reader threads write each chunk into a line splitter that
+calls ``on_line`` per complete line, from those threads. A callback that raises makes Fabric
+close the channel (the closest SSH has to a kill: the client loses its stdout and dies at its
+next write, and GNU ``timeout`` bounds it in any case), and the callback's exception is raised
+here.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ExecutorError, HarnessError, HostUnreachable
-from harness.executor import CommandResult, CommandTimeout, Executor
+from harness.executor import CommandResult, CommandTimeout, Executor, LineCallback
 from harness.hosts.inventory import Host
 
 __all__ = ["SSHExecutor", "env_stdin", "remote_command", "watch_link"]
@@ -191,6 +197,7 @@ class SSHExecutor(Executor):
         user: str | None = None,
         check: bool = True,
         input_text: str | None = None,
+        on_line: LineCallback | None = None,
     ) -> CommandResult:
         if user is not None and not self._root():
             user = None  # as on the local executor: only root switches users
@@ -198,7 +205,7 @@ class SSHExecutor(Executor):
         argv = tuple(str(part) for part in command)
         started = time.perf_counter()
         stdin = env_stdin(env) + (input_text or "") if env or input_text is not None else None
-        result = self._invoke(line, argv, timeout_s, stdin)
+        result = self._invoke(line, argv, timeout_s, stdin, on_line)
         duration = time.perf_counter() - started
         if result.exited is None or result.exited < 0:
             # The channel closed without an exit status: the connection was lost while the
@@ -222,9 +229,14 @@ class SSHExecutor(Executor):
         return outcome
 
     def _invoke(
-        self, line: str, argv: tuple[str, ...], timeout_s: float | None, input_text: str | None
+        self,
+        line: str,
+        argv: tuple[str, ...],
+        timeout_s: float | None,
+        input_text: str | None,
+        on_line: LineCallback | None = None,
     ) -> Any:
-        from invoke.exceptions import CommandTimedOut
+        from invoke.exceptions import CommandTimedOut, ThreadException
 
         # The host enforces timeout_s; the local limit only catches a dead connection.
         local_limit = None if timeout_s is None else timeout_s + _KILL_GRACE_S + 30
@@ -235,8 +247,14 @@ class SSHExecutor(Executor):
                 stream: Any = io.StringIO(input_text) if input_text is not None else False
                 try:
                     return connection.run(
-                        line, hide=True, warn=True, in_stream=stream, timeout=local_limit
+                        line,
+                        warn=True,
+                        in_stream=stream,
+                        timeout=local_limit,
+                        **_output_streams(on_line),
                     )
+                except ThreadException as exc:  # a line callback raised: the channel is closed
+                    raise _callback_error(exc) from None
                 except CommandTimedOut:
                     self.close()
                     raise CommandTimeout(
@@ -352,3 +370,36 @@ def _load_known_hosts(client: Any, extra: str | None) -> None:
         if not path.exists():
             raise ExecutorError(f"known_hosts file {path} does not exist")
         client.load_host_keys(str(path))
+
+
+class _LineSplitter(io.TextIOBase):
+    """A stream Fabric writes a command's output into: calls ``on_line`` per whole line."""
+
+    def __init__(self, on_line: LineCallback) -> None:
+        super().__init__()
+        self._on_line = on_line
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        *lines, self._partial = (self._partial + text).split("\n")
+        for whole in lines:
+            self._on_line(whole)
+        return len(text)
+
+
+def _output_streams(on_line: LineCallback | None) -> dict[str, Any]:
+    """Fabric's output options: hidden, or written line by line into ``on_line``."""
+    if on_line is None:
+        return {"hide": True}
+    return {
+        "hide": False,
+        "out_stream": _LineSplitter(on_line),
+        "err_stream": _LineSplitter(on_line),
+    }
+
+
+def _callback_error(exc: Exception) -> BaseException:
+    """The exception a line callback raised inside Fabric's reader thread."""
+    wrapped = getattr(exc, "exceptions", ())
+    inner = [w.value for w in wrapped if isinstance(getattr(w, "value", None), BaseException)]
+    return inner[0] if inner else ExecutorError(f"reading a command's output failed: {exc}")

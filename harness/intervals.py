@@ -24,12 +24,18 @@ so every workload exposes them the same way:
   listener (called with each sample, in the thread that emits it) and can read
   :attr:`IntervalRecorder.samples` at any time, during the run or after it.
 
-When samples arrive: a job's elapsed bound is emitted live, once per period, by
-:func:`elapsed_bound` while the job runs. A client's reports are fed line by line through
-:meth:`IntervalRecorder.feed`; the executor returns a command's output only when the command
-ends, so today those samples reach the recorder right after the client exits. Live delivery
-needs only a per-line callback in the executor's ``run``, into which ``feed`` plugs unchanged.
-Stopping a running test (early stop) is not this module's concern: a listener observes.
+When samples arrive: a client's reports are fed line by line, live, through
+:meth:`IntervalRecorder.feed` (the workloads pass :meth:`IntervalRecorder.line_feeder` as the
+``on_line`` callback of :func:`harness.hosts.process.run_step`, which the executor calls with
+each output line while the client runs); a job's elapsed bound is emitted once per period by
+:func:`elapsed_bound` while the job runs.
+
+Stopping a running test (early stop): a listener never stops anything itself; it asks
+(:meth:`IntervalRecorder.request_stop`, with the reason and the censored value). The next line
+fed (:meth:`IntervalRecorder.feed`, or :meth:`IntervalRecorder.checkpoint` for a job whose
+lines carry no samples) raises :class:`StoppedEarly` inside the executor's line callback, and
+the executor kills the client's process group and lets the exception through: the stop happens
+in the thread that runs the client, between two lines, never in the listener's thread.
 
 Two kinds of recorder (:attr:`IntervalRecorder.kind`): ``rate`` samples are per-interval
 averages, named like the final metric they estimate where there is one (``tps`` samples
@@ -51,6 +57,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from harness.errors import HarnessError
+
 __all__ = [
     "ELAPSED",
     "IntervalKind",
@@ -59,6 +67,7 @@ __all__ = [
     "IntervalSample",
     "LineParser",
     "ReportsIntervals",
+    "StoppedEarly",
     "elapsed_bound",
     "finite_number",
     "parse_intervals",
@@ -141,6 +150,17 @@ def parse_intervals(output: str, parse_line: LineParser) -> list[IntervalSample]
     return [sample for line in output.splitlines() for sample in parse_line(line)]
 
 
+class StoppedEarly(HarnessError):
+    """A running test was stopped because its intervals showed it cannot compete (status
+    STOPPED_EARLY). ``censored`` is what is known instead of a measurement: the metric, the
+    bound on its final value and which side it bounds (see
+    :mod:`harness.session.early_stop`)."""
+
+    def __init__(self, message: str, censored: Mapping[str, Any]) -> None:
+        super().__init__(message)
+        self.censored = dict(censored)
+
+
 class IntervalRecorder:
     """The interval samples of a workload's current (or last) run, and who listens to them.
 
@@ -158,6 +178,7 @@ class IntervalRecorder:
         self._samples: list[IntervalSample] = []
         self._listeners: list[IntervalListener] = []
         self._lock = threading.Lock()
+        self._stop: StoppedEarly | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         with self._lock:
@@ -169,6 +190,7 @@ class IntervalRecorder:
         self._samples = list(state["samples"])
         self._listeners = []
         self._lock = threading.Lock()
+        self._stop = None
 
     @property
     def samples(self) -> tuple[IntervalSample, ...]:
@@ -191,6 +213,21 @@ class IntervalRecorder:
         """A new run starts: forget the previous run's samples (listeners stay)."""
         with self._lock:
             self._samples.clear()
+            self._stop = None
+
+    def request_stop(self, reason: str, censored: Mapping[str, Any]) -> None:
+        """Ask the running client to stop at its next line (the first request wins)."""
+        with self._lock:
+            if self._stop is None:
+                self._stop = StoppedEarly(reason, censored)
+
+    def checkpoint(self, line: str = "") -> None:
+        """Raise :class:`StoppedEarly` if a stop was requested during this run (a line callback
+        for clients whose lines carry no samples: any output line is a chance to stop)."""
+        with self._lock:
+            stop = self._stop
+        if stop is not None:
+            raise stop
 
     def emit(self, sample: IntervalSample) -> None:
         """Store ``sample`` and hand it to every listener."""
@@ -205,14 +242,20 @@ class IntervalRecorder:
                 self.unsubscribe(listener)
 
     def feed(self, line: str, parse_line: LineParser) -> None:
-        """Emit the samples of one output line."""
+        """Emit the samples of one output line, then stop if asked (:meth:`checkpoint`)."""
         for sample in parse_line(line):
             self.emit(sample)
+        self.checkpoint()
+
+    def line_feeder(self, parse_line: LineParser) -> Callable[[str], None]:
+        """The ``on_line`` callback that feeds each line of a running client's output."""
+        return lambda line: self.feed(line, parse_line)
 
     def feed_output(self, output: str, parse_line: LineParser) -> None:
-        """Emit the samples of a whole output, line by line."""
+        """Emit the samples of a whole output, line by line (after the fact: no stop)."""
         for line in output.splitlines():
-            self.feed(line, parse_line)
+            for sample in parse_line(line):
+                self.emit(sample)
 
 
 @runtime_checkable
