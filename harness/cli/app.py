@@ -16,7 +16,12 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from harness import api
-from harness.builder.validate import check_counts, check_workload_choices, ensure_results_dir
+from harness.builder.validate import (
+    check_counts,
+    check_tuner_keys,
+    check_workload_choices,
+    ensure_results_dir,
+)
 from harness.cli import sweep_outcome
 from harness.cli.report import brief, format_value, summary
 from harness.cli.rerun import existing_session, resume_overrides
@@ -233,6 +238,7 @@ def main() -> None:
         ensure_results_dir(Path(_last_value(sys.argv[1:], "results_dir") or "results"))
         check_workload_choices(sys.argv[1:])
         check_counts(sys.argv[1:])
+        check_tuner_keys(sys.argv[1:])
         if _STOP.sweep:
             sweep_outcome.check_sweep_size(sys.argv[1:])
     except HarnessError as exc:
