@@ -32,6 +32,9 @@ class SystemConf:
     #: Narrow ranges or change defaults, e.g. +system.ranges.cache_size.max=4096
     ranges: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    #: The module of its expert rules (``manual``/``script`` functions) for ``tuner=expert_*``,
+    #: e.g. ``systems.mysql.expert`` (baselines/expert.py); none: that tuner refuses the system.
+    expert_rules: str | None = None
 
 
 @dataclass

@@ -1,7 +1,10 @@
 """Expert baselines (Fig. 7): one fixed setting a person would use, measured after the default.
 
-Two styles per system, written in ``systems/<system>/expert.py`` as two functions of the knob
-space and the machine (:class:`harness.hosts.machine.Machine`):
+A system names its rules in its own config, ``system.expert_rules: <module>`` (e.g.
+``systems.mysql.expert``), and the tuner configs pass it on (``rules: ${system.expert_rules}``):
+the rules are found by that dotted path, never by a module named after the system, so a user's
+system brings its own rules without touching this file. The module holds two functions of the
+knob space and the machine (:class:`harness.hosts.machine.Machine`):
 
 * ``manual(space, machine) -> dict``: a setting from common published tuning guidance;
 * ``script(space, machine) -> dict``: the rules of thumb of tuning scripts such as pgtune or
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import re
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -41,21 +43,23 @@ log = logging.getLogger(__name__)
 STYLES = ("manual", "script")
 
 
-def load_rules(system: str) -> ModuleType:
-    """Import ``systems.<system>.expert``; ``synthetic10`` falls back to ``synthetic``."""
-    candidates = [system, re.sub(r"\d+$", "", system)]
-    for name in dict.fromkeys(candidates):
-        module = f"systems.{name}.expert"
-        try:
-            return importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name not in (module, f"systems.{name}"):
-                raise  # the rules module exists but one of its own imports is missing
-    raise ConfigError(
-        f"system {system!r} has no expert rules: write systems/"
-        f"{candidates[-1]}/expert.py with manual(space, machine) and "
-        f"script(space, machine), or pick another tuner"
-    )
+def load_rules(rules: str | None, system: str = "") -> ModuleType:
+    """Import the rules module ``rules`` names (a dotted path, e.g. ``systems.mysql.expert``)."""
+    if not rules:
+        raise ConfigError(
+            f"system {system!r} has no expert rules: name a module with manual(space, machine) "
+            "and script(space, machine) in its config (system.expert_rules: <module>), or "
+            "pick another tuner"
+        )
+    try:
+        return importlib.import_module(rules)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not f"{rules}.".startswith(f"{exc.name}."):
+            raise  # the rules module exists but one of its own imports is missing
+        raise ConfigError(
+            f"system {system!r}: its expert rules {rules!r} (system.expert_rules) cannot be "
+            "imported; no such module"
+        ) from None
 
 
 def _clip(space: Space, setting: Mapping[str, Any]) -> dict[str, Any]:
@@ -90,18 +94,24 @@ def _clip(space: Space, setting: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def expert_setting(
-    space: Space, system: str, style: str, machine: Machine | None = None
+    space: Space,
+    rules: str | None,
+    style: str,
+    machine: Machine | None = None,
+    system: str = "",
 ) -> Config:
-    """The full expert configuration: the default with the rules' values applied."""
+    """The full expert configuration: the default with the ``style`` rules of the module
+    ``rules`` applied (``system`` names the system in errors)."""
     if style not in STYLES:
         raise ConfigError(f"expert style {style!r} is unknown; use one of {', '.join(STYLES)}")
-    rules: Callable[[Space, Machine], Mapping[str, Any]] = getattr(load_rules(system), style)
-    partial = space.validate(_clip(space, rules(space, machine or Machine.detect())), partial=True)
+    rule: Callable[[Space, Machine], Mapping[str, Any]] = getattr(load_rules(rules, system), style)
+    partial = space.validate(_clip(space, rule(space, machine or Machine.detect())), partial=True)
     return {**space.default(), **partial}
 
 
 class ExpertTuner(Tuner):
-    """Trial 0 the default, then the ``style`` expert setting of ``system`` (repeated)."""
+    """Trial 0 the default, then the ``style`` expert setting of the ``rules`` module (repeated);
+    ``system`` only names the system in its parameters and errors."""
 
     name = "expert"
 
@@ -115,15 +125,16 @@ class ExpertTuner(Tuner):
         seed: int = 0,
         budget: int = 2,
         system: str = "",
+        rules: str | None = None,
         style: str = "manual",
         machine: Machine | None = None,
     ) -> None:
         super().__init__(space, seed, budget)
-        self.system, self.style = system, style
+        self.system, self.rules, self.style = system, rules, style
         self.name = self.configured_name(style=style)
         # The session passes the SUT host's facts (harness.hosts.machine.sut_machine); alone: here.
         self.machine = machine or Machine.detect()
-        self.setting = expert_setting(space, system, style, self.machine)
+        self.setting = expert_setting(space, rules, style, self.machine, system)
         self.preferred_batch = min(2, budget)
 
     def params(self) -> dict[str, object]:
