@@ -30,6 +30,9 @@ class Status(enum.StrEnum):
     INFEASIBLE = (
         "INFEASIBLE"  # ran, but violated a user constraint (see harness.objectives.objective)
     )
+    #: stopped while running because it could not compete; ``extra["censored"]`` holds a
+    #: bound, not a measurement (harness.session.early_stop)
+    STOPPED_EARLY = "STOPPED_EARLY"
 
 
 @dataclass(frozen=True)

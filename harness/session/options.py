@@ -62,6 +62,15 @@ class SessionPolicy:
     #: Tests run at once, each on its own SUT host of the inventory (``hosts=``;
     #: harness.hosts.pool).
     parallel: int = 1
+    #: Stop a running test whose intervals show it cannot reach the k-th best, or a job already
+    #: slower than the best by the margin (harness.session.early_stop); off: full tests only.
+    early_stop: bool = False
+    #: Seconds at the start of each run that are never judged (warm-up, connecting).
+    early_stop_window_s: float = 3.0
+    #: The k of "cannot reach the k-th best" (rates).
+    early_stop_rank: int = 3
+    #: A job is stopped once it is this fraction slower than the best job time.
+    early_stop_margin: float = 0.25
 
 
 @dataclass
@@ -104,11 +113,23 @@ class SessionOptions(SessionPolicy):
             raise ConfigError(f"session.parallel must be at least 1, got {self.parallel}")
         if self.existing not in ("fail", "resume"):
             raise ConfigError(f"session.existing must be fail or resume, got {self.existing!r}")
+        _check_early_stop(self)
         if self.confirm is not None and not 0 <= self.confirm <= MAX_CONFIRM:
             raise ConfigError(
                 f"session.confirm must be 0 (off) or a number of runs up to {MAX_CONFIRM}, "
                 f"got {self.confirm}; e.g. session.confirm=3"
             )
+
+
+def _check_early_stop(policy: SessionPolicy) -> None:
+    from harness.errors import ConfigError
+
+    if not 0 <= policy.early_stop_window_s < float("inf"):
+        raise ConfigError("session.early_stop_window_s must be 0 or a number of seconds")
+    if policy.early_stop_rank < 1:
+        raise ConfigError("session.early_stop_rank must be at least 1 (the best)")
+    if not 0 <= policy.early_stop_margin < float("inf"):
+        raise ConfigError("session.early_stop_margin must be a fraction of 0 or more, e.g. 0.25")
 
 
 @dataclass

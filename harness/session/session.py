@@ -44,6 +44,7 @@ from harness.hosts.pool import Worker, setup_workers, teardown_workers
 from harness.objectives.objective import Objective
 from harness.records import Observation, Status, best_measured, config_key
 from harness.session import workdir
+from harness.session.early_stop import EarlyStopRule, Judge, early_stop_gap, judge_for, judging
 from harness.session.end import session_metrics, write_session_outputs
 from harness.session.meta import open_tracking
 from harness.session.options import SessionOptions, SessionResult, resume_command
@@ -173,6 +174,8 @@ class Session:
                 self._prepare_workdir()
                 self._setup_system()
             self._references = references
+            if self.options.early_stop and (gap := early_stop_gap(self.workload, self.objective)):
+                log.warning("%s", gap)
             self._schedule(stored, references)
             answer = self.session_answer(observations)
             self.reference_tests.confirm(answer, observations, references)
@@ -286,17 +289,29 @@ class Session:
                 self.reference_tests.default_config, 0, True, job.worker
             )
         full = {**job.config, **self.fixed}
-        return run_test(
-            job.worker.system,
-            job.worker.workload,
-            self.objective,
-            full,
-            len(self._observations),
-            repeats=self.options.repeats,
-            timeout_s=self._timeout(),
-            start_timeout_s=self.options.start_timeout_s,
-            is_default=not self._observations,
+        with judging(self._judge(job.worker.workload)):
+            return run_test(
+                job.worker.system,
+                job.worker.workload,
+                self.objective,
+                full,
+                len(self._observations),
+                repeats=self.options.repeats,
+                timeout_s=self._timeout(),
+                start_timeout_s=self.options.start_timeout_s,
+                is_default=not self._observations,
+            )
+
+    def _judge(self, workload: Workload) -> Judge | None:
+        """Who judges the next test for an early stop (None: it runs its full length)."""
+        if not self.options.early_stop:
+            return None
+        rule = EarlyStopRule(
+            window_s=self.options.early_stop_window_s,
+            rank=self.options.early_stop_rank,
+            margin=self.options.early_stop_margin,
         )
+        return judge_for(workload, self.objective, rule, list(self._observations))
 
     def replayed(self, obs: Observation) -> Observation:
         """A stored test read back on resume, logged to tracking if it was not."""

@@ -22,6 +22,7 @@ from harness.errors import (
     WorkloadTimeout,
 )
 from harness.hosts.other_work import OtherWork
+from harness.intervals import StoppedEarly
 from harness.objectives.objective import Objective
 from harness.records import Observation, Status
 from harness.space import Config
@@ -77,6 +78,10 @@ def run_test(
             extra["runs"] = runs
         verdict = objective.assess(metrics)  # a utility objective adds its own outcomes
         score, status, message = verdict.score, Status(verdict.status), verdict.message
+    except StoppedEarly as exc:  # its intervals showed it cannot compete: a bound, no metrics
+        status, message = Status.STOPPED_EARLY, str(exc)
+        extra["censored"] = exc.censored
+        metrics = {}
     except SystemStartError as exc:
         status, message = Status.CRASHED, str(exc)
         extra["log_tail"] = exc.log_tail
