@@ -236,6 +236,7 @@ def main() -> None:
         # Hydra creates its run folder under results_dir before any of our code runs, and
         # answers an unwritable or full one with a traceback
         ensure_results_dir(Path(_last_value(sys.argv[1:], "results_dir") or "results"))
+        register_configs(sys.argv[1:])  # a --config-dir's systems and workloads, too
         check_workload_choices(sys.argv[1:])
         check_counts(sys.argv[1:])
         check_tuner_keys(sys.argv[1:])
