@@ -299,6 +299,8 @@ def build_session(
         # what defined the system and workload, for the export's "measure it again" command
         # (tracking is left out: a URI may carry credentials)
         meta["overrides"] = [o for o in overrides or [] if not _is_tracking(override_key(o))]
+        # each knob's unit, so that every export format states it without rebuilding the system
+        meta["units"] = {knob.name: knob.unit for knob in system.space.knobs if knob.unit}
     return assemble_session(
         tuner_factory,
         system,
