@@ -40,7 +40,7 @@ __all__ = [
 
 Direction = Literal["max", "min"]
 #: A tuned function: a config dict in, a number (or named numbers) out.
-TunedFunction = Callable[[Config], "float | Mapping[str, float]"]
+TunedFunction = Callable[[dict[str, Any]], "float | Mapping[str, float]"]
 _FORM = 'a range (low, high) or (low, high, "log"), a list of values, or a Knob'
 
 
