@@ -52,7 +52,7 @@ def _knobs(tests: pd.DataFrame) -> list[str]:
 
 def convergence_figure(tests: pd.DataFrame, label: str = "value") -> Figure:
     """Each successful test's value, the best so far as a step line, the default dashed;
-    failed tests as ticks on the lower edge."""
+    tests without a measurement (failed, stopped early) as ticks on the lower edge."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(7, 4), layout="constrained")
@@ -66,7 +66,7 @@ def convergence_figure(tests: pd.DataFrame, label: str = "value") -> Figure:
     failed = tests[tests["status"] != "SUCCEEDED"]
     if not failed.empty:
         axes.plot(failed["trial"], [0] * len(failed), "|", color="C3", ms=12,
-                  transform=axes.get_xaxis_transform(), label="failed test")  # fmt: skip
+                  transform=axes.get_xaxis_transform(), label="no measurement")  # fmt: skip
     axes.set(xlabel="test", ylabel=label, title="convergence")
     axes.legend(loc="best", fontsize="small")
     return figure

@@ -1,11 +1,12 @@
 """A finished session as an Optuna study, for Optuna's importance, plots and dashboard.
 
 Any tuner's session converts: each stored test becomes a trial (a successful test COMPLETE with
-its objective value, any other FAIL), with the test's status, metrics and message as user
-attributes; the study maximises or minimises as the session did. Optuna needs a distribution
-per parameter, and a session folder stores values, not the system's catalogue, so each knob's
-distribution is read from the values its tests took: booleans and text are categorical, integers
-and floats span their smallest to largest tested value. Read as data, never run.
+its objective value, one stopped early PRUNED, any other FAIL), with the test's status, metrics
+and message as user attributes; the study maximises or minimises as the session did. Optuna
+needs a distribution per parameter, and a session folder stores values, not the system's
+catalogue, so each knob's distribution is read from the values its tests took: booleans and
+text are categorical, integers and floats span their smallest to largest tested value. Read as
+data, never run.
 
 The study lives in memory, or in a storage the caller names: a journal file (a path ending in
 ``.log``, ``.journal`` or ``.jsonl``, what ``optuna-dashboard <file>`` opens) or a database URL
@@ -100,11 +101,13 @@ def _distribution(optuna: Any, seen: list[Any]) -> Any:
 
 def _trial(optuna: Any, obs: Observation, value: float | None, distributions: Any) -> Any:
     complete = obs.status is Status.SUCCEEDED and value is not None
+    states = optuna.trial.TrialState
+    state = states.PRUNED if obs.status is Status.STOPPED_EARLY else states.FAIL
     return optuna.trial.create_trial(
         params={k: v for k, v in obs.config.items() if k in distributions},
         distributions={k: distributions[k] for k in obs.config if k in distributions},
         value=value if complete else None,
-        state=optuna.trial.TrialState.COMPLETE if complete else optuna.trial.TrialState.FAIL,
+        state=states.COMPLETE if complete else state,
         user_attrs={
             "harness.trial": obs.trial,
             "harness.status": obs.status.value,

@@ -59,9 +59,12 @@ SESSION_COLUMNS = (
     "confirmed_improvement",
     "tests",
     "failed",
+    "stopped_early",
     "session",
     "folder",
 )
+#: The statuses a session's ``failed`` counts: the test did not run to a measurement.
+_FAILURES = (Status.FAILED, Status.CRASHED, Status.TIMED_OUT)
 #: The tags ``session.json`` holds (written by :func:`harness.session.meta.session_meta`).
 _TAG = "harness."
 
@@ -133,7 +136,8 @@ def session_row(result: SessionResult) -> dict[str, Any]:
         "improvement": _number(result.improvement()),
         "confirmed_improvement": None if found is None else _number(found.improvement),
         "tests": len(result.observations),
-        "failed": sum(o.status is not Status.SUCCEEDED for o in result.observations),
+        "failed": sum(o.status in _FAILURES for o in result.observations),
+        "stopped_early": sum(o.status is Status.STOPPED_EARLY for o in result.observations),
         "session": result.session_id,
         "folder": str(result.directory),
     }
