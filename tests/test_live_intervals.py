@@ -11,8 +11,11 @@ import pytest
 
 from harness.errors import WorkloadTimeout
 from harness.executor import CommandTimeout, LocalExecutor
+from harness.hosts.inventory import Host
 from harness.hosts.process import process_alive, run_step
+from harness.hosts.ssh import SSHExecutor
 from harness.intervals import IntervalRecorder, IntervalSample, StoppedEarly
+from tests.sshd import PrivateSSHD
 
 #: Prints a numbered line every 0.2 s for ~20 s, after starting a child that sleeps as long
 #: (the child is in the same process group and must die with it); the child's pid comes first.
@@ -102,3 +105,34 @@ def test_a_new_run_forgets_a_stop_request() -> None:
     recorder.request_stop("second", {"n": 2})
     with pytest.raises(StoppedEarly, match="first"):
         recorder.checkpoint()
+
+
+@pytest.mark.integration
+def test_over_ssh_lines_arrive_live_and_a_stop_kills_the_remote_session(
+    private_sshd: PrivateSSHD,
+) -> None:
+    ssh = SSHExecutor(Host.from_mapping(private_sshd.host("sut1"), {}))
+    recorder = IntervalRecorder("rate", target="tps")
+    recorder.begin()
+    child: list[int] = []
+
+    def feed(line: str) -> None:
+        if line.startswith("child "):
+            child.append(int(line.split()[1]))
+        if line == "tick 3":
+            recorder.request_stop("hopeless", {"bound": 2.0})
+        recorder.feed(line, _tick)
+
+    try:
+        with pytest.raises(StoppedEarly):
+            run_step(ssh, ["python3", "-c", TICKER], what="ticker", timeout_s=60, on_line=feed)
+        assert [s.offset_s for s in recorder.samples] == [0.0, 1.0, 2.0, 3.0]
+        local = LocalExecutor()  # the private sshd runs on this machine
+        deadline = time.monotonic() + 10
+        while process_alive(local, child[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not process_alive(local, child[0]), "the stopped command's child still runs"
+        whole = ssh.run(["sh", "-c", "echo out; echo err >&2"], on_line=lambda _: None)
+        assert (whole.stdout, whole.stderr) == ("out\n", "err\n")  # no session-id line kept
+    finally:
+        ssh.close()

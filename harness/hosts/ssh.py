@@ -15,10 +15,12 @@ key is refused with a message saying how to add it — or opt out per host with
 ``strict_host_key_checking: false``.
 
 Live output (``on_line``): Fabric's reader threads write each chunk into a line splitter that
-calls ``on_line`` per complete line, from those threads. A callback that raises makes Fabric
-close the channel (the closest SSH has to a kill: the client loses its stdout and dies at its
-next write, and GNU ``timeout`` bounds it in any case), and the callback's exception is raised
-here.
+calls ``on_line`` per complete line, from those threads. A streamed command first reports its
+session id on stderr (a marker line, never passed on nor kept in the output: sshd starts each
+command as a session leader, so every process it starts shares that id). A callback that raises
+makes Fabric close the channel; the executor then kills the whole session on the host
+(``pkill -KILL -s <sid>``, which also reaches the group GNU ``timeout`` made) and raises the
+callback's exception.
 """
 
 from __future__ import annotations
@@ -205,7 +207,14 @@ class SSHExecutor(Executor):
         argv = tuple(str(part) for part in command)
         started = time.perf_counter()
         stdin = env_stdin(env) + (input_text or "") if env or input_text is not None else None
-        result = self._invoke(line, argv, timeout_s, stdin, on_line)
+        streamed = _Streamed(on_line) if on_line is not None else None
+        if streamed is not None:
+            line = f"echo {_SID_MARK}$$ >&2; {line}"
+        try:
+            result = self._invoke(line, argv, timeout_s, stdin, streamed)
+        except _CallbackStopped as stop:
+            self._kill_session(streamed.sid if streamed else None, argv)
+            raise stop.inner from None
         duration = time.perf_counter() - started
         if result.exited is None or result.exited < 0:
             # The channel closed without an exit status: the connection was lost while the
@@ -215,14 +224,13 @@ class SSHExecutor(Executor):
                 f"on {self.host} ({self.spec.target}): the connection was "
                 f"lost while `{shlex.join(argv)}` ran"
             )
-        outcome = CommandResult(
-            self.host, argv, result.exited, result.stdout, result.stderr, duration
-        )
+        stderr = _without_mark(result.stderr) if streamed is not None else result.stderr
+        outcome = CommandResult(self.host, argv, result.exited, result.stdout, stderr, duration)
         if timeout_s is not None and result.exited in _TIMEOUT_CODES:
             raise CommandTimeout(
                 f"on {self.host}: `{shlex.join(argv)}` exceeded {timeout_s:g}s and was killed",
                 result.stdout,
-                result.stderr,
+                stderr,
             )
         if check and not outcome.ok:
             raise ExecutorError(outcome.describe())
@@ -234,7 +242,7 @@ class SSHExecutor(Executor):
         argv: tuple[str, ...],
         timeout_s: float | None,
         input_text: str | None,
-        on_line: LineCallback | None = None,
+        streamed: _Streamed | None = None,
     ) -> Any:
         from invoke.exceptions import CommandTimedOut, ThreadException
 
@@ -251,10 +259,10 @@ class SSHExecutor(Executor):
                         warn=True,
                         in_stream=stream,
                         timeout=local_limit,
-                        **_output_streams(on_line),
+                        **_output_streams(streamed),
                     )
                 except ThreadException as exc:  # a line callback raised: the channel is closed
-                    raise _callback_error(exc) from None
+                    raise _CallbackStopped(_callback_error(exc)) from None
                 except CommandTimedOut:
                     self.close()
                     raise CommandTimeout(
@@ -275,6 +283,21 @@ class SSHExecutor(Executor):
                         raise HostUnreachable(f"{detail} (connection lost twice)") from None
                     log.warning("host %s: connection lost (%s); reconnecting", self.host, exc)
         raise AssertionError("unreachable")
+
+    def _kill_session(self, sid: str | None, argv: tuple[str, ...]) -> None:
+        """Kill every process of a stopped command's session on the host."""
+        if sid is None or not sid.isdigit() or int(sid) <= 1:
+            log.warning(
+                "on %s: `%s` was stopped before it reported its session; it ends "
+                "at its next write or at its time limit",
+                self.host,
+                shlex.join(argv),
+            )
+            return
+        try:
+            self.run(["pkill", "-KILL", "-s", sid], check=False, timeout_s=10)
+        except HarnessError as exc:
+            log.warning("on %s: could not kill the stopped command's session: %s", self.host, exc)
 
     def _root(self) -> bool:
         if self._is_root is None:
@@ -372,6 +395,32 @@ def _load_known_hosts(client: Any, extra: str | None) -> None:
         client.load_host_keys(str(path))
 
 
+#: The start of the line a streamed command prints first: its session id on the host.
+_SID_MARK = "__harness_session_id__="
+
+
+class _CallbackStopped(Exception):
+    """A line callback raised ``inner`` (the command must be killed, then ``inner`` raised)."""
+
+    def __init__(self, inner: BaseException) -> None:
+        super().__init__(str(inner))
+        self.inner = inner
+
+
+class _Streamed:
+    """A streamed command's line callback, and the session id it reported."""
+
+    def __init__(self, on_line: LineCallback) -> None:
+        self.on_line = on_line
+        self.sid: str | None = None
+
+    def line(self, text: str) -> None:
+        if self.sid is None and text.startswith(_SID_MARK):
+            self.sid = text[len(_SID_MARK) :].strip()
+            return
+        self.on_line(text)
+
+
 class _LineSplitter(io.TextIOBase):
     """A stream Fabric writes a command's output into: calls ``on_line`` per whole line."""
 
@@ -387,15 +436,21 @@ class _LineSplitter(io.TextIOBase):
         return len(text)
 
 
-def _output_streams(on_line: LineCallback | None) -> dict[str, Any]:
-    """Fabric's output options: hidden, or written line by line into ``on_line``."""
-    if on_line is None:
+def _output_streams(streamed: _Streamed | None) -> dict[str, Any]:
+    """Fabric's output options: hidden, or written line by line into the callback."""
+    if streamed is None:
         return {"hide": True}
     return {
         "hide": False,
-        "out_stream": _LineSplitter(on_line),
-        "err_stream": _LineSplitter(on_line),
+        "out_stream": _LineSplitter(streamed.line),
+        "err_stream": _LineSplitter(streamed.line),
     }
+
+
+def _without_mark(stderr: str) -> str:
+    """A streamed command's stderr without the session-id line it began with."""
+    first, _, rest = stderr.partition("\n")
+    return rest if first.startswith(_SID_MARK) else stderr
 
 
 def _callback_error(exc: Exception) -> BaseException:
