@@ -99,8 +99,22 @@ def test_compare_reads_session_folders_and_refuses_a_missing_one(
     out = capsys.readouterr().out
     assert out.count("\nrandom ") + out.count("\nbestconfig ") == 2
     assert "means over seeds" not in out
+    assert main([str(results), "--csv", str(tmp_path / "sessions.csv")]) == 0
+    assert len((tmp_path / "sessions.csv").read_text().splitlines()) == 1 + 4
     assert main([str(tmp_path / "nowhere")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_failed_counts_the_tests_without_a_measurement(tmp_path: Path) -> None:
+    def half(config: dict[str, float]) -> float:
+        if config["x"] > 0.5:
+            raise RuntimeError("refused")
+        return config["x"]
+
+    result = api.tune(half, {"x": (0.0, 1.0)}, budget=10, tuner="random", results_dir=tmp_path)
+    row = api.sessions(tmp_path).iloc[0]
+    assert row["failed"] == sum(o.config["x"] > 0.5 for o in result.session.observations) > 0
+    assert row["stopped_early"] == 0 and row["best"] == result.best_value <= 0.5
 
 
 def test_a_corrupt_session_is_one_line(tmp_path: Path) -> None:
