@@ -113,8 +113,10 @@ def test_failed_counts_the_tests_without_a_measurement(tmp_path: Path) -> None:
 
     result = api.tune(half, {"x": (0.0, 1.0)}, budget=10, tuner="random", results_dir=tmp_path)
     row = api.sessions(tmp_path).iloc[0]
-    assert row["failed"] == sum(o.config["x"] > 0.5 for o in result.session.observations) > 0
-    assert row["stopped_early"] == 0 and row["best"] == result.best_value <= 0.5
+    refused = sum(float(o.config["x"]) > 0.5 for o in result.session.observations)
+    assert row["failed"] == refused > 0
+    assert row["stopped_early"] == 0 and row["best"] == result.best_value
+    assert result.best_value is not None and result.best_value <= 0.5
 
 
 def test_a_corrupt_session_is_one_line(tmp_path: Path) -> None:
