@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import pytest
 from hydra.utils import instantiate
@@ -136,3 +137,21 @@ def test_default_session_is_classytune_on_sqlite(compose_cfg: Compose) -> None:
     assert cfg.system.name == "sqlite"
     assert "classytune" in cfg.tuner._target_.lower()
     assert cfg.budget == 100
+
+
+def test_the_config_folders_a_command_line_adds(tmp_path: Path) -> None:
+    from harness.conf.choices import config_folders, folder_of, user_folders
+
+    arguments = [
+        "--config-dir",
+        "a",
+        "-cd",
+        "b",
+        "--config-dir=c",
+        "hydra.searchpath=[file://d,e]",
+    ]
+    assert user_folders(arguments) == ["a", "b", "c", "file://d", "e"]
+    assert folder_of("pkg://paper.conf") == ROOT / "paper" / "conf"
+    assert folder_of("pkg://no_such_package.conf") is None
+    assert folder_of(f"file://{tmp_path}") == tmp_path.resolve()
+    assert config_folders([str(tmp_path)]) == [CONF, ROOT / "paper" / "conf", tmp_path.resolve()]
