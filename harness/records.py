@@ -16,6 +16,7 @@ __all__ = [
     "answer_of",
     "best_measured",
     "config_key",
+    "is_full",
     "measurement_count",
 ]
 
@@ -133,11 +134,13 @@ def best_measured(observations: Iterable[Observation]) -> Observation | None:
     configuration measured first. The observation returned is the configuration's successful
     measurement closest to that mean (the earliest on a tie), so the value reported with it is
     representative rather than its luckiest. With every configuration measured once this is
-    simply the best successful observation, ties going to the earliest.
+    simply the best successful observation, ties going to the earliest. Screening tests (a
+    fraction of a full test, :func:`is_full`) are not measurements of the answer: left out.
     """
     groups: dict[str, list[Observation]] = {}
     for obs in observations:
-        groups.setdefault(config_key(obs.config), []).append(obs)
+        if is_full(obs):
+            groups.setdefault(config_key(obs.config), []).append(obs)
     best: tuple[tuple[bool, float, int], Observation] | None = None
     for measured in groups.values():
         ok = [(o, o.score) for o in measured if o.ok and o.score is not None]
@@ -151,12 +154,19 @@ def best_measured(observations: Iterable[Observation]) -> Observation | None:
     return best[1] if best else None
 
 
+def is_full(obs: Observation) -> bool:
+    """Whether ``obs`` ran a full test, not a screening run at a fraction of one
+    (``extra["fidelity"]`` < 1: harness.session.screening)."""
+    fidelity = obs.extra.get("fidelity", 1.0)
+    return not isinstance(fidelity, int | float) or fidelity >= 1.0
+
+
 def answer_of(observations: Sequence[Observation], answer_trial: int | None) -> Observation | None:
     """The session's answer: the successful test ``answer_trial`` when the tuner named one
     (:meth:`harness.tuner.Tuner.answer`, e.g. Algorithm 1's output), else the best measured
     setting (:func:`best_measured`)."""
     if answer_trial is not None:
         for obs in observations:
-            if obs.trial == answer_trial and obs.ok:
+            if obs.trial == answer_trial and obs.ok and is_full(obs):
                 return obs
     return best_measured(observations)
