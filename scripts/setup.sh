@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up ClassyTune Harness in ./.venv.
 #   bash scripts/setup.sh          core install: enough for the embedded SQLite default,
-#                                  the synthetic systems and the surrogates
-#   bash scripts/setup.sh --full   also the real servers (Debian packages, needs root/sudo;
+#                                  the synthetic systems and the surrogates (extras: ui, plot,
+#                                  remote, drivers, peers, spark, parallel; pyproject.toml)
+#   bash scripts/setup.sh --full   every extra, and the real servers (Debian packages, root/sudo;
 #                                  Cassandra and YCSB from Maven Central into .installs/),
 #                                  Spark, the peer tuners and the test tools (Chromium for
 #                                  the MLflow UI test and screenshot; slurm-wlm, slurmdbd + munge
@@ -26,7 +27,7 @@ fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 if $full; then
-  .venv/bin/pip install -q -c constraints.txt -e '.[dev,spark,peers]'
+  .venv/bin/pip install -q -c constraints.txt -e '.[dev,spark,peers,ui,plot,remote,drivers]'
   # Not torch: Optuna's GP sampler (tuner=optuna_gp) needs it, but PyPI's Linux wheel pulls
   # ~4 GB of CUDA libraries. It stays opt-in (`pip install torch`), and its tests skip here.
 else

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from harness import install
 from harness.builder import extras
-from harness.builder.extras import install_command, missing_extra
+from harness.builder.extras import missing_extra
 from harness.builder.validate import unknown_option_message
+from harness.install import install_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,7 +85,7 @@ def test_the_editable_checkout_gets_its_own_pip(
 ) -> None:
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(extras, "_editable_root", lambda: tmp_path)
+    monkeypatch.setattr(install, "_editable_root", lambda: tmp_path)
     monkeypatch.setattr(sys, "executable", str(tmp_path / ".venv" / "bin" / "python"))
     assert install_command("peers") == ".venv/bin/pip install -e '.[peers]'"
     monkeypatch.chdir("/")
@@ -91,7 +93,7 @@ def test_the_editable_checkout_gets_its_own_pip(
 
 
 def test_an_installed_wheel_gets_the_published_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras, "_editable_root", lambda: None)
+    monkeypatch.setattr(install, "_editable_root", lambda: None)
     assert install_command("peers") == "pip install 'classytune-harness[peers]'"
 
 
@@ -106,3 +108,17 @@ def test_a_long_option_list_is_not_printed() -> None:
     message = unknown_option_message("tuner 'x'", "zzz", options)
     assert "option_0" not in message
     assert "--package tuner" in message
+
+
+def test_the_printed_mlflow_command_starts_one_worker_and_says_how_to_get_the_ui(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness.tracking import mlflow_tracker
+
+    tracker = object.__new__(mlflow_tracker.MlflowTracker)
+    tracker.run_id, tracker.uri, tracker.experiment_id = "r1", "sqlite:///m.db", "1"
+    tracker._shown = "sqlite:///m.db"
+    monkeypatch.setattr(mlflow_tracker, "_ui_installed", lambda: True)
+    assert "mlflow ui --workers 1 --backend-store-uri sqlite:///m.db" in tracker.where()
+    monkeypatch.setattr(mlflow_tracker, "_ui_installed", lambda: False)
+    assert f"browse: {install_command('ui')}, then " in tracker.where()

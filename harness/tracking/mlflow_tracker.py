@@ -23,6 +23,7 @@ Tracking never holds up the tests and never loses them silently:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -34,6 +35,7 @@ from typing import Any
 
 from harness.errors import TrackingError, TrackingRunMissing
 from harness.hosts.process import this_python
+from harness.install import install_command
 from harness.records import Observation
 from harness.tracking import keys
 from harness.tracking.batch import clean_tags, log_batch, now_ms
@@ -71,6 +73,13 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+def _ui_installed() -> bool:
+    """Whether MLflow's UI server is here (the ``ui`` extra), not only its client."""
+    return importlib.util.find_spec("flask") is not None
+
+
 _TERMINAL = frozenset({"FINISHED", "FAILED", "KILLED"})
 _RUN_STATUS = {"FINISHED": "FINISHED", "INTERRUPTED": "KILLED", "ABORTED": "FAILED"}
 
@@ -278,9 +287,11 @@ class MlflowTracker(Tracker):
         page = runs_page(self.experiment_id)
         if self.uri.startswith(("http://", "https://")):
             return f"MLflow run {self.run_id}: {self._shown.rstrip('/')}/{page}"
-        browse = shlex.join(
-            [this_python(), "-m", "mlflow", "ui", "--backend-store-uri", self._shown]
-        )
+        # One worker: the UI serves one reader, and four took half a minute to start on 2 cores.
+        ui = [this_python(), "-m", "mlflow", "ui", "--workers", "1"]
+        browse = shlex.join([*ui, "--backend-store-uri", self._shown])
+        if not _ui_installed():  # the core install has MLflow's client only
+            browse = f"{install_command('ui')}, then {browse}"
         return (
             f"MLflow run {self.run_id} in {self._shown} (browse: {browse}, "
             f"then open http://127.0.0.1:5000/{page})"
