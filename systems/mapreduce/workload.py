@@ -66,7 +66,13 @@ class MapReduceJob(Workload):
         assert isinstance(system, MapReduceSystem) and self.data is not None
         with elapsed_bound(self.intervals):
             result = system.run_request(
-                "run", self.job, self.data, timeout_s, self.scale, self.seed
+                "run",
+                self.job,
+                self.data,
+                timeout_s,
+                self.scale,
+                self.seed,
+                on_line=self.intervals.checkpoint,
             )
         log.info(
             "%s: %d job(s) in %.2fs (wall %.1fs)",

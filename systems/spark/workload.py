@@ -86,7 +86,9 @@ class SparkJob(Workload):
 
         assert isinstance(system, SparkSystem) and self.data is not None
         with elapsed_bound(self.intervals):
-            result = system.run_request("run", self.job, self.data, timeout_s)
+            result = system.run_request(
+                "run", self.job, self.data, timeout_s, on_line=self.intervals.checkpoint
+            )
         log.info(
             "%s: job %.2fs (start %.1fs, wall %.1fs) %s",
             self.job,
