@@ -16,13 +16,13 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-__all__ = ["DISTRIBUTION", "install_command"]
+__all__ = ["DISTRIBUTION", "editable_root", "install_command"]
 
 #: The name this project is installed under.
 DISTRIBUTION = "classytune-harness"
 
 
-def _editable_root() -> Path | None:
+def editable_root() -> Path | None:
     """The checkout this project is installed from in editable mode, or None (a wheel)."""
     # Every record of the distribution: a checkout's own ``*.egg-info`` (found first when
     # run from the checkout) has no direct_url.json; the venv's record says where from.
@@ -45,7 +45,7 @@ def _shown(path: Path, root: Path) -> str:
 def install_command(extra: str) -> str:
     """The command that adds ``extra`` to this installation: the venv's own pip on the
     checkout for an editable install, else pip on the published package."""
-    root = _editable_root()
+    root = editable_root()
     if root is None:
         return f"pip install {shlex.quote(f'{DISTRIBUTION}[{extra}]')}"
     pip = Path(sys.executable).parent / ("pip.exe" if os.name == "nt" else "pip")

@@ -57,16 +57,23 @@ def _one_line_and_nothing_created(done: subprocess.CompletedProcess, tmp_path: P
     return lines[0]
 
 
-@pytest.mark.parametrize(("tuner", "package"), [("optuna_tpe", "optuna"), ("smac", "smac")])
+@pytest.mark.parametrize(
+    ("choice", "package", "extra"),
+    [
+        ("tuner=optuna_tpe", "optuna", "peers"),
+        ("tuner=smac", "smac", "peers"),
+        ("hosts=loopback", "fabric", "remote"),
+    ],
+)
 def test_a_missing_extra_names_its_install_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tuner: str, package: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str, package: str, extra: str
 ) -> None:
-    done = _harness(tmp_path, f"tuner={tuner}", missing=package)
+    done = _harness(tmp_path, choice, missing=package)
     line = _one_line_and_nothing_created(done, tmp_path)
     monkeypatch.chdir(ROOT)
-    assert f"tuner={tuner} needs the optional extra 'peers'" in line
+    assert f"{choice} needs the optional extra '{extra}'" in line
     assert f"({package} is not installed)" in line
-    assert line.endswith(install_command("peers"))
+    assert line.endswith(install_command(extra))
 
 
 def test_a_refused_option_value_fails_before_the_session(tmp_path: Path) -> None:
@@ -85,7 +92,7 @@ def test_the_editable_checkout_gets_its_own_pip(
 ) -> None:
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(install, "_editable_root", lambda: tmp_path)
+    monkeypatch.setattr(install, "editable_root", lambda: tmp_path)
     monkeypatch.setattr(sys, "executable", str(tmp_path / ".venv" / "bin" / "python"))
     assert install_command("peers") == ".venv/bin/pip install -e '.[peers]'"
     monkeypatch.chdir("/")
@@ -93,12 +100,14 @@ def test_the_editable_checkout_gets_its_own_pip(
 
 
 def test_an_installed_wheel_gets_the_published_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(install, "_editable_root", lambda: None)
+    monkeypatch.setattr(install, "editable_root", lambda: None)
     assert install_command("peers") == "pip install 'classytune-harness[peers]'"
 
 
-def test_extras_are_read_from_the_metadata_and_the_source() -> None:
+def test_extras_are_read_from_the_project_and_the_source() -> None:
     assert extras.extra_of_module()["optuna"] == "peers"
+    assert extras.extra_of_module()["fabric"] == "remote"
+    assert extras.extra_of_module()["psycopg"] == "drivers"
     assert "optuna" in extras.imported_packages("baselines.optuna_peers.OptunaTuner")
     assert missing_extra("systems.sqlite.system.SQLiteSystem") is None
 

@@ -7,8 +7,9 @@ install command that fits *this* installation (an editable checkout's own venv, 
 
 What a component imports is read from its source (every ``import``, also inside functions,
 following the modules of its own package) without importing it, so the check costs no
-import time and cannot fail half-way; which packages belong to an extra is read from the
-installed distribution's metadata, so pyproject.toml stays the one place that says so.
+import time and cannot fail half-way; which packages belong to an extra is read from
+pyproject.toml (an editable checkout) or the installed metadata (a wheel), so pyproject.toml
+stays the one place that says so.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+import tomllib
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
 from harness.errors import ConfigError
-from harness.install import DISTRIBUTION, install_command
+from harness.install import DISTRIBUTION, editable_root, install_command
 
 __all__ = ["DISTRIBUTION", "check_extras", "install_command", "missing_extra"]
 
@@ -34,15 +36,25 @@ _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 _MODULE_OF = {"mlflow-skinny": "mlflow", "psycopg-binary": "psycopg", "pyyaml": "yaml"}
 
 
+def _requirements() -> list[str]:
+    """The project's requirements with their markers: an editable checkout's pyproject.toml
+    (its installed metadata is only as new as the last install), else the metadata."""
+    root = editable_root()
+    if root is not None and (root / "pyproject.toml").is_file():
+        project = tomllib.loads((root / "pyproject.toml").read_text()).get("project", {})
+        extras = project.get("optional-dependencies", {})
+        return [f'{r}; extra == "{extra}"' for extra, rs in extras.items() for r in rs]
+    try:
+        return metadata.requires(DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:
+        return []
+
+
 @cache
 def extra_of_module() -> dict[str, str]:
-    """Top-level module → the extra that installs it, from the distribution's metadata."""
-    try:
-        requirements = metadata.requires(DISTRIBUTION) or []
-    except metadata.PackageNotFoundError:
-        return {}
+    """Top-level module → the extra that installs it (see :func:`_requirements`)."""
     found: dict[str, str] = {}
-    for requirement in requirements:
+    for requirement in _requirements():
         name, extra = _NAME.match(requirement), _EXTRA.search(requirement)
         if name is None or extra is None or extra.group(1) in _BUNDLES:
             continue

@@ -342,18 +342,27 @@ def _resumed_config(given: DictConfig, overrides: list[str]) -> tuple[DictConfig
     return cfg, budget_override
 
 
+#: What reaches the hosts of an inventory (its imports name the ``remote`` extra's packages).
+SSH_EXECUTOR = "harness.hosts.ssh.SSHExecutor"
+
+
 def _components(cfg: DictConfig) -> dict[str, str]:
-    """``tuner=optuna_tpe`` → its ``_target_``, for the tuner, system and workload chosen."""
+    """``tuner=optuna_tpe`` → its ``_target_``, for the tuner, system and workload chosen (and
+    the SSH executor when an inventory names hosts)."""
     from hydra.core.hydra_config import HydraConfig
 
     choices = HydraConfig.get().runtime.choices if HydraConfig.initialized() else {}
     nodes = {"tuner": cfg.get("tuner"), "system": cfg.system.get("adapter")}
     nodes["workload"] = cfg.get("workload")
-    return {
+    found = {
         f"{group}={choices.get(group) or node.get('name') or '?'}": str(node._target_)
         for group, node in nodes.items()
         if isinstance(node, DictConfig) and node.get("_target_")
     }
+    hosts = cfg.get("hosts")
+    if hosts and hosts.get("hosts"):  # other machines: reached over SSH
+        found[f"hosts={choices.get('hosts') or hosts.get('name')}"] = SSH_EXECUTOR
+    return found
 
 
 def _tuned_space(system: System, fixed: Config) -> Any:
