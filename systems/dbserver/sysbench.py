@@ -173,6 +173,8 @@ class SysbenchOLTP(Workload):
         if mix not in _SCRIPTS:
             raise ConfigError(f"sysbench mix {mix!r} is unknown; use readonly or readwrite")
         self.mix = mix
+        #: oltp_read_only only reads: the server may skip the data restore after it.
+        self.read_only = mix == "readonly"
         self.name = mix
         self.duration_s = float(duration_s)
         self.threads = whole_number(threads, "threads")

@@ -156,6 +156,8 @@ class PgBench(Workload):
         if mode not in ("tpcb", "select"):
             raise ConfigError(f"pgbench mode {mode!r} is unknown; use tpcb or select")
         self.mode = mode
+        #: select-only (-S) only reads: the server may skip the data restore after it.
+        self.read_only = mode == "select"
         self.name = "pgbench"
         self.duration_s = float(duration_s)
         self.clients = whole_number(clients, "clients")
