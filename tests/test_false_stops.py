@@ -50,3 +50,16 @@ def test_a_minimised_time_is_judged_the_other_way() -> None:
     slower = Rerun(_stopped(1, 10.0), _full(1, 14.0), 14.0, threshold=10.0, best=9.0)
     faster = Rerun(_stopped(2, 10.0), _full(2, 8.0), 8.0, threshold=10.0, best=9.0)
     assert not slower.false_stop(objective) and faster.would_have_won(objective)
+
+
+def test_rung_agreement_pairs_each_promoted_configuration_once() -> None:
+    from paper.rung_agreement import paired_scores, rung_rows
+
+    def at(trial: int, x: int, score: float, fidelity: float) -> Observation:
+        extra = {"fidelity": fidelity} if fidelity < 1 else {}
+        return Observation(trial, {"x": x}, Status.SUCCEEDED, score, {"tps": score}, extra=extra)
+
+    tests = [at(0, 0, 5.0, 1.0), at(1, 1, 10.0, 0.2), at(2, 2, 30.0, 0.2), at(3, 3, 20.0, 0.2)]
+    tests += [at(4, 2, 33.0, 1.0), at(5, 3, 21.0, 1.0), at(6, 1, 12.0, 1.0), at(7, 2, 99.0, 1.0)]
+    assert paired_scores(tests) == {(0.2, 1.0): [(10.0, 12.0), (30.0, 33.0), (20.0, 21.0)]}
+    assert rung_rows("s", tests) == ["| s | 0.2 → 1 | 3 | 1.00 |"]
