@@ -119,9 +119,10 @@ def config_key(config: Config) -> str:
 
 
 def measurement_count(observations: Iterable[Observation], config: Config) -> int:
-    """How many times ``config`` was measured among ``observations`` (failures included)."""
+    """How many full tests measured ``config`` among ``observations`` (failures included;
+    screening runs are not measurements of it, :func:`is_full`)."""
     key = config_key(config)
-    return sum(config_key(o.config) == key for o in observations)
+    return sum(config_key(o.config) == key and is_full(o) for o in observations)
 
 
 def best_measured(observations: Iterable[Observation]) -> Observation | None:

@@ -122,3 +122,11 @@ def test_rungs_promote_the_top_share_once_each() -> None:
 def test_bad_rungs_are_refused(bad: list[float]) -> None:
     with pytest.raises(ConfigError, match=r"session\.fidelity"):
         SessionOptions(fidelity=bad)
+
+
+def test_a_screening_run_is_not_counted_as_a_measurement_of_the_answer() -> None:
+    from harness.records import measurement_count
+
+    screened = Observation(1, {"x": 1}, Status.SUCCEEDED, 50.0, extra={"fidelity": 0.2})
+    full = Observation(2, {"x": 1}, Status.SUCCEEDED, 60.0)
+    assert measurement_count([screened, full], {"x": 1}) == 1
