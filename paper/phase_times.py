@@ -76,6 +76,9 @@ def measure(system: str, workload: str, tests: int, seed: int, more: Sequence[st
     print("statuses:", ",".join(o.status.value for o in observations))
     values = (o.metrics.get(metric, float("nan")) for o in observations)
     print(f"{metric}:", ", ".join(f"{value:.1f}" for value in values))
+    facts = session.system.describe()
+    counts = {key: facts[key] for key in ("reload", "reloads", "restores_skipped") if key in facts}
+    print("adapter:", ", ".join(f"{key} {value}" for key, value in counts.items()) or "-")
     print("\n".join(phase_table(observations)))
 
 
