@@ -34,7 +34,7 @@ def test_dynamic_change_reloads_and_static_change_restarts(tmp_path: Path) -> No
     try:
         system.setup(tmp_path, workload)
         first = one_test(system, workload, {}, 0)
-        dynamic = {"thread_cache_size": 20, "innodb_max_dirty_pages_pct": 50.0}
+        dynamic: Config = {"thread_cache_size": 20, "innodb_max_dirty_pages_pct": 50.0}
         assert set(dynamic) <= system.reloadable
         assert one_test(system, workload, dynamic, 1) == first
         assert system.reloads == 1
@@ -42,7 +42,7 @@ def test_dynamic_change_reloads_and_static_change_restarts(tmp_path: Path) -> No
             "SELECT @@GLOBAL.thread_cache_size, @@GLOBAL.innodb_max_dirty_pages_pct"
         )
         assert [float(v) for v in values.split("\t")] == [20.0, 50.0]
-        static = {**dynamic, "innodb_log_buffer_size": 32}
+        static: Config = {**dynamic, "innodb_log_buffer_size": 32}
         assert "innodb_log_buffer_size" not in system.reloadable
         assert one_test(system, workload, static, 2) != first
         assert system.reloads == 1

@@ -35,7 +35,7 @@ def test_reloadable_change_reloads_and_static_change_restarts(tmp_path: Path) ->
     try:
         system.setup(tmp_path, workload)
         first = one_test(system, workload, {}, 0)
-        reloadable = {"work_mem": 8192, "checkpoint_timeout": 600, "random_page_cost": 1.5}
+        reloadable: Config = {"work_mem": 8192, "checkpoint_timeout": 600, "random_page_cost": 1.5}
         assert set(reloadable) <= system.reloadable
         assert one_test(system, workload, reloadable, 1) == first
         assert system.reloads == 1
@@ -44,7 +44,7 @@ def test_reloadable_change_reloads_and_static_change_restarts(tmp_path: Path) ->
             "current_setting('random_page_cost')"
         )
         assert shown == "8MB|10min|1.5"
-        static = {**reloadable, "shared_buffers": 64}
+        static: Config = {**reloadable, "shared_buffers": 64}
         assert "shared_buffers" not in system.reloadable
         assert one_test(system, workload, static, 2) != first
         assert system.reloads == 1
