@@ -138,3 +138,16 @@ def test_help_lists_it_and_a_workload_it_lacks_is_one_line(
     assert refused.stderr.strip() == (
         "error: system 'toyfan' has no workload 'gale'; it offers: breeze (e.g. workload=breeze)"
     )
+
+
+def test_a_system_without_a_workload_is_one_line(user: tuple[Path, dict[str, str]]) -> None:
+    where, env = user
+    bare = CONFIGS["system/toyfan.yaml"].replace("name: toyfan", "name: bare")
+    _write(where / "conf", {"system/bare.yaml": bare})
+    refused = _harness(where, env, "system=bare", "tracking=none")
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "error: system 'bare' has no workload: add workloads/bare/<name>.yaml "
+        "(name, _target_ and its settings) beside its system config"
+    )
+    assert not (where / "results" / "sessions").exists()  # nothing was created

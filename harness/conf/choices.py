@@ -114,8 +114,10 @@ def options_of(group: str, folders: Iterable[Path] | None = None) -> list[str]:
 
 
 def _systems_with_workloads(folders: Iterable[Path]) -> dict[str, bool]:
-    """Each system with a workload folder, and whether one of them holds a ``default.yaml``."""
-    systems: dict[str, bool] = {}
+    """Each system (a config or a workload folder), and whether a ``default.yaml`` names its
+    default workload."""
+    folders = list(folders)
+    systems = dict.fromkeys(options_of("system", folders), False)
     for folder in folders:
         for system in (folder / WORKLOADS).glob("*/"):
             named = (system / "default.yaml").is_file()
@@ -141,7 +143,7 @@ def register_choices(entries: Iterable[str] = ()) -> list[Path]:
 
 def _default(system: str) -> dict[str, Any]:
     """The generated default of a system without a ``default.yaml``: its only workload, or
-    (several) a node whose driver refuses in one line, asking for a choice."""
+    (none or several) a node whose driver refuses in one line, saying what to do."""
     offered = workloads_of(system, _KNOWN)
     if len(offered) == 1:
         return {"defaults": [f"/{WORKLOADS}/{system}/{offered[0]}@_here_", "_self_"]}
@@ -154,6 +156,11 @@ class NoDefaultWorkload:
     ``default.yaml`` runs the one the command line names, so building this one refuses."""
 
     def __init__(self, system: str, offered: list[str]) -> None:
+        if not offered:
+            raise ConfigError(
+                f"system {system!r} has no workload: add {WORKLOADS}/{system}/<name>.yaml "
+                "(name, _target_ and its settings) beside its system config"
+            )
         raise ConfigError(
             f"system {system!r} offers several workloads and names no default: pick one, "
             f"e.g. workload={offered[0]} (of {', '.join(offered)}), or name it in "
