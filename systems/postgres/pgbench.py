@@ -156,7 +156,8 @@ class PgBench(Workload):
         if mode not in ("tpcb", "select"):
             raise ConfigError(f"pgbench mode {mode!r} is unknown; use tpcb or select")
         self.mode = mode
-        #: select-only (-S) only reads: the server may skip the data restore after it.
+        #: select-only (-S) only reads (its pre-run VACUUM, and TRUNCATE of the history table
+        #: that only tpcb fills, change no row): the server may skip the data restore after it.
         self.read_only = mode == "select"
         self.name = "pgbench"
         self.duration_s = float(duration_s)
