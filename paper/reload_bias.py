@@ -7,9 +7,10 @@ default configuration (or of ``--config knob=value ...``), alternating: a *resta
 server shut down before it, so it starts cold, as every test does with ``reload`` off) and a
 *reloaded* test (the server of the test before it kept running: warm caches, no start). It
 prints each mode's median metric with its min, max and relative spread ((max - min) / median),
-the difference of the medians relative to the restarted median, and each mode's median start
-time. Both modes see the snapshot's data (a read-only workload; a writing one is refused, as the
-adapter would restart it anyway).
+the difference of the medians relative to the restarted median, the same per pair (each
+reloaded test against the restarted one just before it, which saw the same minute's load), and
+each mode's median start time. Both modes see the snapshot's data (a read-only workload; a
+writing one is refused, as the adapter would restart it anyway).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from harness.space import Config
 from systems.dbserver.base import ServerSystem
 from systems.dbserver.reuse import reads_only
 
-__all__ = ["spread_line"]
+__all__ = ["paired_line", "spread_line"]
 
 MODES = ("restarted", "reloaded")
 
@@ -40,6 +41,20 @@ def spread_line(mode: str, values: Sequence[float]) -> str:
     return (
         f"{mode}: median {median:.1f} (min {min(values):.1f}, max {max(values):.1f}, "
         f"spread {spread:.1f} %) over {len(values)} tests"
+    )
+
+
+def paired_line(runs: dict[str, list[Observation]], metric: str) -> str:
+    """Each reloaded test against the restarted test just before it (the same minute's load):
+    the median relative difference, its range, and how many pairs the reloaded one lost."""
+    ratios = [
+        (reloaded.metrics[metric] - restarted.metrics[metric]) / restarted.metrics[metric] * 100
+        for restarted, reloaded in zip(runs["restarted"], runs["reloaded"], strict=True)
+    ]
+    lower = sum(ratio < 0 for ratio in ratios)
+    return (
+        f"paired: median {statistics.median(ratios):+.1f} % (min {min(ratios):+.1f}, "
+        f"max {max(ratios):+.1f}); reloaded lower in {lower} of {len(ratios)} pairs"
     )
 
 
@@ -99,6 +114,7 @@ def main() -> None:
         print(f"{metric} {spread_line(mode, values)}; start median {starts:.3f} s")
     difference = (medians["reloaded"] - medians["restarted"]) / medians["restarted"] * 100
     print(f"reloaded vs restarted median: {difference:+.1f} %; reloads {system.reloads}")
+    print(paired_line(runs, metric))
 
 
 if __name__ == "__main__":
