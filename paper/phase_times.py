@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 from collections.abc import Sequence
 
@@ -88,9 +89,10 @@ def main() -> None:
     parser.add_argument("workload")
     parser.add_argument("--tests", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("more", nargs="*", help="more Hydra overrides (after --)")
-    args = parser.parse_args()
-    measure(args.system, args.workload, args.tests, args.seed, args.more)
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)  # after --: more Hydra overrides
+    args = parser.parse_args(argv[:cut])
+    measure(args.system, args.workload, args.tests, args.seed, argv[cut + 1 :])
 
 
 if __name__ == "__main__":
