@@ -130,3 +130,14 @@ def test_a_screening_run_is_not_counted_as_a_measurement_of_the_answer() -> None
     screened = Observation(1, {"x": 1}, Status.SUCCEEDED, 50.0, extra={"fidelity": 0.2})
     full = Observation(2, {"x": 1}, Status.SUCCEEDED, 60.0)
     assert measurement_count([screened, full], {"x": 1}) == 1
+
+
+def test_the_summary_and_the_session_metrics_count_screening_runs(tmp_path: Path) -> None:
+    from harness.cli.report import summary
+    from harness.session.end import session_metrics
+
+    session, _ = _session(tmp_path / "s", budget=10)
+    result = session.run()
+    screened = sum(fidelity_of(o) < 1 for o in result.observations)
+    assert screened and f"screening runs {screened})" in summary(result)
+    assert session_metrics(result)["screening_tests"] == screened

@@ -3,6 +3,7 @@ line per session in a sweep (whose end prints the comparison table of all of the
 
 from __future__ import annotations
 
+from harness.records import is_full
 from harness.session.confirm import confirmation
 from harness.session.options import resume_command
 from harness.session.session import SessionResult
@@ -87,6 +88,8 @@ def summary(result: SessionResult) -> str:
     counts: dict[str, int] = {}
     for o in obs:
         counts[o.status.value] = counts.get(o.status.value, 0) + 1
+    if screened := sum(not is_full(o) for o in obs):  # a fraction of a full test each
+        counts["screening runs"] = screened
     lines: list[str] = [
         f"Session {result.session_id}: {result.status}"
         + (f" ({result.message})" if result.message else ""),

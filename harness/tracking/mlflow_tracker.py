@@ -213,6 +213,8 @@ class MlflowTracker(Tracker):
             metrics[keys.METRIC_OBJECTIVE] = objective_value
         if isinstance(bound := obs.extra.get("censored", {}).get("bound"), int | float):
             metrics[keys.METRIC_CENSORED_BOUND] = float(bound)
+        if isinstance(fidelity := obs.extra.get("fidelity"), int | float):
+            metrics[keys.METRIC_FIDELITY] = float(fidelity)
         stamp = now_ms()  # fixed now, so that a retry writes the very same points
         # The test's own wall-clock span (older stored tests lack their start: ended now)
         started = obs.extra.get("started_at")
