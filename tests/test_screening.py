@@ -10,6 +10,7 @@ import pytest
 
 from baselines.sampling import RandomTuner
 from harness.errors import ConfigError
+from harness.intervals import IntervalRecorder
 from harness.objectives.objective import Objective
 from harness.records import Observation, Status, config_key
 from harness.session.options import SessionOptions
@@ -30,6 +31,7 @@ class WindowedWorkload(Workload):
     def __init__(self) -> None:
         self.duration_s = 10.0
         self.windows: list[float] = []
+        self.intervals = IntervalRecorder("rate", target="throughput")
 
     def run(self, system: System, timeout_s: float | None) -> dict[str, float]:
         assert isinstance(system, SyntheticSystem)
@@ -141,3 +143,16 @@ def test_the_summary_and_the_session_metrics_count_screening_runs(tmp_path: Path
     screened = sum(fidelity_of(o) < 1 for o in result.observations)
     assert screened and f"screening runs {screened})" in summary(result)
     assert session_metrics(result)["screening_tests"] == screened
+
+
+def test_only_a_rate_client_with_a_measured_window_is_screened() -> None:
+    from harness.session.screening import screening_gap
+    from systems.mapreduce import MapReduceJob
+    from systems.sqlite import SQLiteOLTP
+    from systems.synthetic import SyntheticWorkload
+
+    assert screening_gap(SQLiteOLTP()) is None
+    assert screening_gap(WindowedWorkload()) is None
+    job = MapReduceJob(job="join")  # a nominal duration_s: not a window to shorten
+    assert "no measured window" in (screening_gap(job) or "")
+    assert "no measured window" in (screening_gap(SyntheticWorkload()) or "")

@@ -1,8 +1,9 @@
 """Screening rungs: successive halving over fractions of a full test (``session.fidelity``).
 
 ``session.fidelity=[0.2,1.0]`` runs each new proposal first at 0.2 of a full test (its
-measured window: a workload's ``duration_s``) and promotes the best of each rung to the next,
-up to full tests (1.0). The rule is asynchronous successive halving (ASHA, Li et al. 2020), so
+measured window: the ``duration_s`` of a workload that reports rates) and promotes the best of
+each rung to the next, up to full tests (1.0). The rule is asynchronous successive halving
+(ASHA, Li et al. 2020), so
 it needs no waves and fits the scheduler's one loop: whenever a host is free, the best test of
 the highest rung below 1.0 that is in the top ``session.fidelity_promote`` of its rung (by
 score, over the results the rung has so far) and not yet promoted runs again one rung up;
@@ -23,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from harness.intervals import IntervalRecorder
 from harness.records import Observation, config_key
 from harness.space import Config
 from harness.system import Workload
@@ -37,12 +39,17 @@ def fidelity_of(obs: Observation) -> float:
 
 
 def screening_gap(workload: Workload) -> str | None:
-    """Why this workload cannot be shortened (one line), or None."""
-    if isinstance(getattr(workload, "duration_s", None), int | float):
+    """Why this workload cannot be shortened (one line), or None. Only a client that reports
+    rates over a measured window (``duration_s``, a ``rate`` interval recorder) is; a job's
+    ``duration_s`` is nominal and its size is its input, which is not scaled yet."""
+    recorder = getattr(workload, "intervals", None)
+    rate = isinstance(recorder, IntervalRecorder) and recorder.kind == "rate"
+    if rate and isinstance(getattr(workload, "duration_s", None), int | float):
         return None
     return (
-        f"session.fidelity: workload {workload.name!r} has no measured window (duration_s) to "
-        "shorten; every test runs in full"
+        f"session.fidelity: workload {workload.name!r} has no measured window to shorten "
+        "(a rate client's duration_s; jobs are not scaled by input size yet); every test "
+        "runs in full"
     )
 
 
