@@ -1,13 +1,12 @@
 """Screening rungs: successive halving over fractions of a full test (``session.fidelity``).
 
-``session.fidelity=[0.2,1.0]`` runs each new proposal first at 0.2 of a full test (its
-measured window: the ``duration_s`` of a workload that reports rates) and promotes the best of
-each rung to the next, up to full tests (1.0). The rule is asynchronous successive halving
-(ASHA, Li et al. 2020), so
-it needs no waves and fits the scheduler's one loop: whenever a host is free, the best test of
-the highest rung below 1.0 that is in the top ``session.fidelity_promote`` of its rung (by
-score, over the results the rung has so far) and not yet promoted runs again one rung up;
-otherwise the host takes a new proposal at the lowest rung. The default configuration (trial
+``session.fidelity=[0.2,1.0]`` runs each new proposal first at 0.2 of a full test (its measured
+window: the ``duration_s`` of a workload that reports rates) and promotes the best of each rung
+to the next, up to full tests (1.0). The rule is asynchronous successive halving (ASHA, Li et
+al. 2020), so it needs no waves and fits the scheduler's one loop: whenever a host is free, the
+best test of the highest rung below 1.0 that is in the top ``session.fidelity_promote`` of its
+rung (by score, over the results the rung has so far) and not yet promoted runs again one rung
+up; otherwise the host takes a new proposal at the lowest rung. The default configuration (trial
 0) is always a full test: later timeouts and the improvement are measured against it.
 
 A screening test is stored like any test with ``extra["fidelity"]`` (its fraction), counts
