@@ -249,7 +249,8 @@ def test_max_candidates_caps_the_lhs_set_and_local_dims_all_moves_every_knob() -
     assert capped.n_candidates == 500 and capped.params()["max_candidates"] == 500
     every = ClassyTuneRanked(space, local={"dims": "all"})
     assert every.local.moved_knobs(space.dim) == 30.0
-    assert ClassyTuneRanked(space).local.moved_knobs(space.dim) == 3.0
+    assert ClassyTuneRanked(space).local.moved_knobs(space.dim) == 20.0
+    assert ClassyTuneRanked(space, local={"dims": 3}).local.moved_knobs(space.dim) == 3.0
 
 
 def test_option_checks() -> None:
