@@ -39,8 +39,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from scipy import stats
-
 from harness.intervals import ELAPSED, IntervalRecorder, IntervalSample, ReportsIntervals
 from harness.objectives.objective import Objective
 from harness.records import Observation
@@ -70,6 +68,8 @@ def rate_interval(values: Sequence[float], confidence: float) -> tuple[float, fl
     if n < MIN_SAMPLES:
         return None
     mean, spread = statistics.fmean(values), statistics.stdev(values)
+    from scipy import stats  # here: a second of import that only an early-stopping test pays
+
     t = float(stats.t.ppf(0.5 + confidence / 2, n - 1))
     half = t * spread / math.sqrt(n)
     return mean - half, mean + half
