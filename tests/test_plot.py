@@ -110,3 +110,26 @@ def test_the_optuna_study_goes_to_a_journal_file_or_a_database(
         to_optuna_study(sessions["random"], database, study_name="mine")
     with pytest.raises(ConfigError, match="journal file"):
         to_optuna_study(sessions["random"], tmp_path / "study.txt")
+
+
+def test_without_matplotlib_the_plot_command_names_its_install_in_one_line(tmp_path: Path) -> None:
+    wrapper = tmp_path / "without_matplotlib.py"
+    wrapper.write_text(
+        "import sys\n"
+        "class Refuse:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'matplotlib':\n"
+        "            raise ModuleNotFoundError(name, name=name)\n"
+        "sys.meta_path.insert(0, Refuse())\n"
+        "from harness.cli.plot import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(wrapper), str(tmp_path / "no-session")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "matplotlib" in done.stderr and "[plot]" in done.stderr
+    assert not (tmp_path / "no-session").exists()

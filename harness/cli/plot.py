@@ -17,12 +17,14 @@ no model and reads sessions of a handful of tests; interactions between knobs ar
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
+from harness.install import install_command
 from harness.session.results import load_result, observations_frame
 
 if TYPE_CHECKING:
@@ -175,6 +177,13 @@ def plot_session(folder: str | Path, out: str | Path | None = None) -> list[Path
     return written
 
 
+def _has_matplotlib() -> bool:
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except ImportError:  # a finder that refuses it, as a missing package does
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Draw a session's plots (and export its Optuna study); 2 on bad input."""
     parser = argparse.ArgumentParser(
@@ -189,6 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also write an Optuna study: study.log or sqlite:///x.db",
     )
     args = parser.parse_args(argv)
+    if not _has_matplotlib():
+        print(f"error: plots need matplotlib: {install_command('plot')}", file=sys.stderr)
+        return 2
     try:
         for path in plot_session(args.session, args.out):
             print(path)
