@@ -119,11 +119,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--sessions", nargs="+", default=list(SESSIONS))
     parser.add_argument("--max-load", type=float, default=0.7)
+    parser.add_argument("--patience", type=float, default=1800.0, help="seconds to wait")
     parser.add_argument(
         "--sessions-only", action="store_true", help="only the whole-session table"
     )
     args = parser.parse_args(argv)
-    load = wait_for_quiet(args.max_load)  # before the warm-up, this benchmark's own load
+    # the load before the warm-up (which is this benchmark's own load)
+    load = wait_for_quiet(args.max_load, args.patience)
+    if args.max_load > 0 and load >= args.max_load:
+        raise SystemExit(f"the machine stayed busy (load {load:.2f}): no timing taken")
     one_round("10", 20, 0, 5, args.s_factor)  # warm-up: imports, thread pools
     lines = [
         f"Command: `python scripts/bench_classytune_speed.py {' '.join(argv or sys.argv[1:])}`",
