@@ -7,8 +7,9 @@ Two rules, both pure so that they are unit-tested without a server:
   had it, so copying the snapshot again buys nothing. A workload says it only reads with a
   ``read_only = True`` attribute (sysbench ``oltp_read_only``, pgbench ``-S``); any other
   workload (no attribute) is taken to write. A start that failed (crash recovery, a redo log
-  half resized) or a server killed at its stop makes the data suspect, and the next test
-  restores it whatever the workload.
+  half resized) makes the data suspect, and the next test restores it whatever the workload.
+  (A server killed at its stop replays its own log at the next start; after a read-only
+  workload there is nothing in it that changes a row.)
 - **A reload instead of a restart** when the server runs and every knob whose value changes
   is *reloadable*: PostgreSQL's ``sighup``, ``superuser`` and ``user`` context settings
   (``pg_reload_conf()``), MariaDB's dynamic variables (``SET GLOBAL``) whose change takes effect
