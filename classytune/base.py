@@ -101,9 +101,17 @@ class ClassyTuneBase(Tuner):
         self.round_log: list[dict[str, Any]] = []
         self._round = 0
         self._queue = np.empty((0, space.dim))
+        self._encoded: list[np.ndarray] = []
         self.preferred_batch = self.plan[0]
 
     # -- protocol ---------------------------------------------------------------------------
+    def points(self) -> np.ndarray:
+        """All told configurations as points in [0, 1]^d, each encoded once (the history only
+        grows; encoding every told setting again each round cost more than the ranking)."""
+        while len(self._encoded) < len(self.history):
+            self._encoded.append(self.space.encode(self.history[len(self._encoded)].config))
+        return np.array(self._encoded, dtype=float).reshape(len(self._encoded), self.space.dim)
+
     def params(self) -> dict[str, object]:
         return {
             **super().params(),

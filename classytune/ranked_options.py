@@ -51,7 +51,7 @@ class LocalMoves:
     factor: float = 0.5
     n_elite: int = 5
     scale: float = 0.2
-    dims: float | str = 3.0
+    dims: float | str = 20.0
     categorical: str = "nominal"
 
     def __post_init__(self) -> None:
@@ -79,12 +79,12 @@ class TrustRegion:
     × ``shrink`` otherwise, within [``min``, ``max``]; with ``restart``, a step that would
     shrink below ``min`` starts over at the initial width (the region collapsed)."""
 
-    enabled: bool = False
+    enabled: bool = True
     grow: float = 1.5
     shrink: float = 0.6
     min: float = 0.05
     max: float = 0.5
-    restart: bool = False
+    restart: bool = True
 
     def __post_init__(self) -> None:
         _need(

@@ -16,6 +16,7 @@ __all__ = [
     "answer_of",
     "best_measured",
     "config_key",
+    "is_full",
     "measurement_count",
 ]
 
@@ -30,6 +31,9 @@ class Status(enum.StrEnum):
     INFEASIBLE = (
         "INFEASIBLE"  # ran, but violated a user constraint (see harness.objectives.objective)
     )
+    #: stopped while running because it could not compete; ``extra["censored"]`` holds a
+    #: bound, not a measurement (harness.session.early_stop)
+    STOPPED_EARLY = "STOPPED_EARLY"
 
 
 @dataclass(frozen=True)
@@ -115,9 +119,10 @@ def config_key(config: Config) -> str:
 
 
 def measurement_count(observations: Iterable[Observation], config: Config) -> int:
-    """How many times ``config`` was measured among ``observations`` (failures included)."""
+    """How many full tests measured ``config`` among ``observations`` (failures included;
+    screening runs are not measurements of it, :func:`is_full`)."""
     key = config_key(config)
-    return sum(config_key(o.config) == key for o in observations)
+    return sum(config_key(o.config) == key and is_full(o) for o in observations)
 
 
 def best_measured(observations: Iterable[Observation]) -> Observation | None:
@@ -130,11 +135,13 @@ def best_measured(observations: Iterable[Observation]) -> Observation | None:
     configuration measured first. The observation returned is the configuration's successful
     measurement closest to that mean (the earliest on a tie), so the value reported with it is
     representative rather than its luckiest. With every configuration measured once this is
-    simply the best successful observation, ties going to the earliest.
+    simply the best successful observation, ties going to the earliest. Screening tests (a
+    fraction of a full test, :func:`is_full`) are not measurements of the answer: left out.
     """
     groups: dict[str, list[Observation]] = {}
     for obs in observations:
-        groups.setdefault(config_key(obs.config), []).append(obs)
+        if is_full(obs):
+            groups.setdefault(config_key(obs.config), []).append(obs)
     best: tuple[tuple[bool, float, int], Observation] | None = None
     for measured in groups.values():
         ok = [(o, o.score) for o in measured if o.ok and o.score is not None]
@@ -148,12 +155,19 @@ def best_measured(observations: Iterable[Observation]) -> Observation | None:
     return best[1] if best else None
 
 
+def is_full(obs: Observation) -> bool:
+    """Whether ``obs`` ran a full test, not a screening run at a fraction of one
+    (``extra["fidelity"]`` < 1: harness.session.screening)."""
+    fidelity = obs.extra.get("fidelity", 1.0)
+    return not isinstance(fidelity, int | float) or fidelity >= 1.0
+
+
 def answer_of(observations: Sequence[Observation], answer_trial: int | None) -> Observation | None:
     """The session's answer: the successful test ``answer_trial`` when the tuner named one
     (:meth:`harness.tuner.Tuner.answer`, e.g. Algorithm 1's output), else the best measured
     setting (:func:`best_measured`)."""
     if answer_trial is not None:
         for obs in observations:
-            if obs.trial == answer_trial and obs.ok:
+            if obs.trial == answer_trial and obs.ok and is_full(obs):
                 return obs
     return best_measured(observations)

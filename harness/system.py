@@ -13,8 +13,9 @@ the shared readiness polling, process-group kill and command-failure mapping.
 
 Capabilities are declared, never sniffed from signatures: :attr:`System.placement` says where an
 adapter runs, and :data:`PLACEMENT_KEYWORD` the constructor keyword that hands it its host
-(:class:`RunsOnHost`) or its cluster (:class:`RunsOnCluster`). No adapter reloads a changed
-configuration without a restart: every test restarts the system.
+(:class:`RunsOnHost`) or its cluster (:class:`RunsOnCluster`). By default every test restarts
+the system; the database adapters may, when asked (their ``reload`` option), reload a running
+server whose changed knobs are all reloadable (:mod:`systems.dbserver.reuse`).
 """
 
 from __future__ import annotations

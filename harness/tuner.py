@@ -17,6 +17,7 @@ Subclasses implement :meth:`Tuner._propose` (points or configurations) and optio
 
 from __future__ import annotations
 
+import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.records import Observation, best_measured
+from harness.records import Observation, Status, best_measured
 from harness.space import Config, Space
 
 __all__ = ["ComputeRecord", "Tuner", "imputed_scores", "tuner_name_of"]
@@ -38,6 +39,12 @@ def imputed_scores(observations: Sequence[Observation]) -> np.ndarray:
     ``worst - 0.1 * (best - worst)`` (or ``worst - 1`` when all successes tie), so it loses
     every comparison and pulls models away from its region without dominating their scale.
     With no success at all every failure scores 0.
+
+    A test stopped early (``STOPPED_EARLY``) scores at its censored bound,
+    ``extra["censored"]["score_bound"]``: an upper estimate of the score it would have
+    measured, below the k-th best when it was stopped, so it never outranks the contenders yet
+    keeps its place among the rest (a model learns its region is poor, by about how much). One
+    stored without a bound scores like a failure.
     """
     ok = np.array([o.score for o in observations if o.ok], dtype=float)
     if ok.size:
@@ -45,7 +52,18 @@ def imputed_scores(observations: Sequence[Observation]) -> np.ndarray:
         penalty = worst - (0.1 * spread if spread > 0 else 1.0)
     else:
         penalty = 0.0
-    return np.array([o.score if o.ok else penalty for o in observations], dtype=float)
+    return np.array([_imputed(o, penalty) for o in observations], dtype=float)
+
+
+def _imputed(obs: Observation, penalty: float) -> float:
+    """One test's score: measured, censored (its bound) or imputed (``penalty``)."""
+    if obs.ok and obs.score is not None:
+        return obs.score
+    if obs.status is Status.STOPPED_EARLY:
+        bound = obs.extra.get("censored", {}).get("score_bound")
+        if isinstance(bound, int | float) and math.isfinite(bound):
+            return float(bound)
+    return penalty
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,14 @@ settings; one line per test with every metric and the test's wall time.
     python -m paper.measure_real mapreduce wordcount
     python -m paper.measure_real tomcat --default 12 --set warmup_s=10   # the default's noise
 
-The tests run as one session of :class:`paper.listed.ListTuner` through
-:func:`harness.api.run_objects` (in memory, untracked; the work folder is kept under
-``--workdir/<system>``). Timeouts are so generous that no test is cut short, and crashed tests
-do not stop the session; only a failing default configuration (trial 0) does, as in any
-session.
+The system, its workload (the positional ``job`` picks one of its workloads, e.g. ``pagerank``),
+the objective (the workload's first metric) and the expert rules are built from the system's
+configs, composed through :func:`harness.api.compose` as a session's are; only the single-knob
+variations are this tool's own (:data:`VARIATIONS`). The tests run as one session of
+:class:`paper.listed.ListTuner` through :func:`harness.api.run_objects` (in memory, untracked;
+the work folder is kept under ``--workdir/<system>``). Timeouts are so generous that no test
+is cut short, and crashed tests do not stop the session; only a failing default configuration
+(trial 0) does, as in any session.
 
 The measurement runs in a control group of its own where the machine lets it make one
 (:mod:`harness.hosts.other_work`), so each line also shows ``other_cpu``: the share of the
@@ -29,15 +32,22 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from hydra.utils import instantiate
+
+from baselines.expert import load_rules
 from harness import api
+from harness.builder.session import make_objective, make_workload
 from harness.errors import ConfigError
 from harness.hosts.machine import Machine
 from harness.hosts.other_work import CGROUP_ENV, join, own_cgroup
 from harness.objectives.objective import Objective
 from harness.records import Observation
+from harness.system import System, Workload
 from paper.listed import ListTuner
 
 #: Session options of a measurement: never time a test out, never give up on crashes.
@@ -50,52 +60,51 @@ MEASURE_OPTIONS: dict[str, Any] = {
 }
 
 
-def build(
-    system: str, job: str | None, workload_args: dict[str, Any] | None = None
-) -> tuple[Any, Any, Objective, list[dict[str, Any]], Any]:
-    """System, workload (with ``workload_args``), objective, single-knob variations and expert
-    module of ``system``."""
-    args: dict[str, Any] = workload_args or {}
-    if system == "tomcat":
-        from systems.tomcat import TomcatSystem, WebExploration, expert
+#: What each system measures beside its default: a few single-knob changes (data per system;
+#: the system, its workload, objective and expert rules come from its config).
+VARIATIONS: dict[str, list[dict[str, Any]]] = {
+    "tomcat": [
+        {"maxThreads": 4},
+        {"maxKeepAliveRequests": 1},
+        {"jvm.gc": "Serial", "jvm.heap_mb": 64},
+    ],
+    "spark": [{"spark.sql.shuffle.partitions": 8}, {"spark.sql.adaptive.enabled": False}],
+    "mapreduce": [
+        {"mapreduce.task.io.sort.mb": 10},
+        {
+            "mapreduce.input.fileinputformat.split.maxsize": 4,
+            "mapreduce.local.map.tasks.maximum": 2,
+        },
+    ],
+}
 
-        return (
-            TomcatSystem(),
-            WebExploration(**args),
-            Objective("requests_per_s", "max"),
-            [
-                {"maxThreads": 4},
-                {"maxKeepAliveRequests": 1},
-                {"jvm.gc": "Serial", "jvm.heap_mb": 64},
-            ],
-            expert,
-        )
-    if system == "spark":
-        from systems.spark import SparkJob, SparkSystem
-        from systems.spark import expert as spark_expert
 
-        return (
-            SparkSystem(),
-            SparkJob(job=job or "pagerank", **args),
-            Objective("job_duration_s", "min"),
-            [{"spark.sql.shuffle.partitions": 8}, {"spark.sql.adaptive.enabled": False}],
-            spark_expert,
-        )
-    from systems.mapreduce import MapReduceJob, MapReduceSystem
-    from systems.mapreduce import expert as mr_expert
+@dataclass(frozen=True)
+class Measured:
+    """What one measurement runs: built from the system's config like any session's."""
 
-    return (
-        MapReduceSystem(),
-        MapReduceJob(job=job or "wordcount", **args),
-        Objective("job_duration_s", "min"),
-        [
-            {"mapreduce.task.io.sort.mb": 10},
-            {
-                "mapreduce.input.fileinputformat.split.maxsize": 4,
-                "mapreduce.local.map.tasks.maximum": 2,
-            },
-        ],
-        mr_expert,
+    system: System
+    workload: Workload
+    objective: Objective
+    variations: list[dict[str, Any]]
+    rules: ModuleType  # the expert rules the system's config names (system.expert_rules)
+
+
+def build(system: str, job: str | None, workload_args: dict[str, Any] | None = None) -> Measured:
+    """``system`` with its workload ``job`` (default: the system's own) and ``workload_args``,
+    composed as ``python -m harness system=<system> workload=<job> workload.<key>=<value>``
+    would; the objective is the workload's first metric."""
+    overrides = [f"system={system}", "tracking=none"]
+    overrides += [f"workload={job}"] if job else []
+    overrides += [f"++workload.{key}={value}" for key, value in (workload_args or {}).items()]
+    cfg = api.compose(overrides)
+    workload = make_workload(cfg)
+    return Measured(
+        system=instantiate(cfg.system.adapter),
+        workload=workload,
+        objective=make_objective(cfg, workload, {}),
+        variations=VARIATIONS.get(system, []),
+        rules=load_rules(cfg.system.get("expert_rules"), system),
     )
 
 
@@ -138,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m paper.measure_real", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("system", choices=["tomcat", "spark", "mapreduce"])
+    parser.add_argument("system", choices=sorted(VARIATIONS))
     parser.add_argument("job", nargs="?")
     parser.add_argument("--workdir", default="/tmp/measure_real")
     parser.add_argument(
@@ -160,19 +169,18 @@ def main(argv: list[str] | None = None) -> None:
     if args.default is not None and args.default < 1:
         parser.error("--default needs a number of runs of at least 1")
     try:
-        system, workload, objective, variations, expert = build(
-            args.system, args.job, dict(args.set)
-        )
-    except (TypeError, ConfigError) as error:  # an argument it does not take, or a bad value
-        parser.error(f"--set: {error}")
+        measured = build(args.system, args.job, dict(args.set))
+    except ConfigError as error:  # a workload or argument it does not take, or a bad value
+        parser.error(f"--set: {error}" if args.set else str(error))
+    system, workload, objective = measured.system, measured.workload, measured.objective
     if (code := in_own_group(argv)) is not None:  # the arguments are good: measure there
         raise SystemExit(code)
     machine = Machine.detect()
     runs: list[tuple[str, dict[str, Any]]] = [("default", {})] * (args.default or 3)
     if args.default is None:
-        runs += [(json.dumps(v), v) for v in variations] + [
-            ("expert.manual", expert.manual(system.space, machine)),
-            ("expert.script", expert.script(system.space, machine)),
+        runs += [(json.dumps(v), v) for v in measured.variations] + [
+            ("expert.manual", measured.rules.manual(system.space, machine)),
+            ("expert.script", measured.rules.script(system.space, machine)),
         ]
     tuner = ListTuner(system.space, [changes for _, changes in runs[1:]])
     started = time.perf_counter()

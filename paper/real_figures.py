@@ -2,7 +2,7 @@
 and the claims its report judges. The driver is :mod:`paper.real_queue`, the report
 :mod:`paper.real_panel`; the protocol and the session times are in results/real/README.md.
 
-Each figure is one Hydra recipe, ``conf/experiment/<figure>_real.yaml`` (budget, the default
+Each figure is one Hydra recipe, ``paper/conf/experiment/<figure>_real.yaml`` (budget, the default
 re-measured every 10 tests, the confirmation, the session's name), with its sessions in
 ``results/real/<figure>/``.
 """

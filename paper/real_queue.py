@@ -6,7 +6,7 @@
     python -m paper.real_queue run --systems mysql postgres --seeds 3
     python -m paper.real_queue run --figure fig7        # Fig. 7's queue (also fig10a)
 
-Each queued session is one job of ``conf/experiment/<figure>_real.yaml`` (budget 100, the
+Each queued session is one job of ``paper/conf/experiment/<figure>_real.yaml`` (budget 100, the
 default re-measured every 10 tests, the answer confirmed against the default 3 times each,
 alternating), named ``<figure>-<system>-<workload>-<tuner>-s<seed>``; what each figure runs is
 :mod:`paper.real_figures`. The experiment sets ``session.existing=resume``, so running the

@@ -16,7 +16,8 @@ environment (:func:`prior_table`: today's default ``classytune`` with 5 % measur
 seed + 1000), made once into ``--prior-dir`` and passed as that session's samples.csv.
 
     nice -n 19 python scripts/ablate_classytune.py --noise 0 0.15 --seeds 100 101 102 \\
-        --variants base= ts=n_members=4,acquisition=thompson --out results/classytune/ablation.md
+        --variants base= ts=ensemble.members=4,ensemble.acquisition=thompson \\
+        --out results/classytune/ablation.md
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up ClassyTune Harness in ./.venv.
 #   bash scripts/setup.sh          core install: enough for the embedded SQLite default,
-#                                  the synthetic systems and the surrogates
-#   bash scripts/setup.sh --full   also the real servers (Debian packages, needs root/sudo;
+#                                  the synthetic systems and the surrogates (extras: ui, plot,
+#                                  remote, drivers, peers, spark, parallel; pyproject.toml)
+#   bash scripts/setup.sh --full   every extra, and the real servers (Debian packages, root/sudo;
 #                                  Cassandra and YCSB from Maven Central into .installs/),
 #                                  Spark, the peer tuners and the test tools (Chromium for
 #                                  the MLflow UI test and screenshot; slurm-wlm, slurmdbd + munge
@@ -25,13 +26,17 @@ fi
 
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
-if $full; then
-  .venv/bin/pip install -q -c constraints.txt -e '.[dev,spark,peers]'
-  # Not torch: Optuna's GP sampler (tuner=optuna_gp) needs it, but PyPI's Linux wheel pulls
-  # ~4 GB of CUDA libraries. It stays opt-in (`pip install torch`), and its tests skip here.
-else
-  .venv/bin/pip install -q -c constraints.txt -e .
-fi
+# The locked packages, each checked against its hashes (locks/, made by scripts/lock.sh),
+# then this project on top of them; pip check fails when pyproject.toml asks for something
+# the lock lacks (regenerate the lock).
+lock=locks/core.txt
+$full && lock=locks/full.txt
+.venv/bin/pip install -q --require-hashes -r "$lock"
+.venv/bin/pip install -q --no-deps -e .
+.venv/bin/pip check
+# --full has every extra (dev, spark, peers, ui, plot, remote, drivers: scripts/lock.sh).
+# Not torch: Optuna's GP sampler (tuner=optuna_gp) needs it, but PyPI's Linux wheel pulls
+# ~4 GB of CUDA libraries. It stays opt-in (`pip install torch`), and its tests skip here.
 if $full; then
   # Java servers and tools that Debian lacks, from Maven Central (pinned POMs; a rerun with
   # unchanged POMs does nothing). HARNESS_INSTALLS moves them out of the clone.

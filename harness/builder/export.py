@@ -13,6 +13,11 @@ the stored config *without* starting or reaching anything (adapters do no I/O be
 - always ``overrides.txt``: one ``+system.fixed.<knob>=<value>`` Hydra override per knob,
   quoted for Hydra's override grammar, so the configuration can be measured again.
 
+Every format carries each knob's unit (a YAML or env comment on its line, a ``units`` object
+in JSON), whatever the system: the units come from the adapter's space when it is built, else
+from the units the session recorded when it started (a synthetic or recorded-data system is
+not rebuilt for an export: building one may fit a model).
+
 Every session with a folder also gets this at its end (:mod:`harness.session.end`). Values
 were validated by the space when tested; here each is still escaped per format (the adapters'
 own escaping, ``yaml.safe_dump``, ``shlex.quote``, Hydra quoting), and file names from
@@ -172,7 +177,10 @@ def export_session(
     check_stored_targets(cfg, path / "session.json", config_dirs)
     session_id = str(meta.get("session_id", path.name))
     note = f"session {session_id}, trial {best.trial} of {len(observations)}"
-    system = build_adapter(cfg) if fmt == "native" and has_native_files(cfg) else None
+    units = _recorded_units(meta)
+    # a real system's adapter is cheap to build (no I/O): its space also says what a value trades
+    wanted = fmt == "native" or not units
+    system = build_adapter(cfg) if wanted and has_native_files(cfg) else None
     result = export_config(
         best.config,
         Path(out) if out is not None else path / EXPORT_DIR,
@@ -180,6 +188,7 @@ def export_session(
         fmt=fmt,
         note=note,
         meta={"session": session_id, "trial": best.trial, "metrics": best.metrics},
+        units=units,
     )
     lines, _ = overrides(best.config)
     picks = [f"system={cfg.system.name}", f"workload={cfg.workload.get('name', 'default')}"]
@@ -199,6 +208,14 @@ def export_session(
     return result
 
 
+def _recorded_units(meta: Mapping[str, Any]) -> dict[str, str]:
+    """The knob units a session recorded when it started (``units`` in session.json)."""
+    units = meta.get("units")
+    if not isinstance(units, dict):
+        return {}
+    return {str(k): v for k, v in units.items() if isinstance(v, str) and v}
+
+
 # -- the files -----------------------------------------------------------------------------
 def export_config(
     config: Config,
@@ -208,8 +225,10 @@ def export_config(
     fmt: Format = "native",
     note: str = "",
     meta: Mapping[str, Any] | None = None,
+    units: Mapping[str, str] | None = None,
 ) -> ExportResult:
-    """Write ``config`` into ``out`` in format ``fmt`` (with ``system``'s native files)."""
+    """Write ``config`` into ``out`` in format ``fmt`` (with ``system``'s native files); a
+    knob's unit is its space's, else the one ``units`` gives."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
     texts: dict[str, str] = {}
@@ -217,12 +236,13 @@ def export_config(
         for name, text in system.native_files(dict(config), note).items():
             texts[_checked_name(name)] = text
     space = system.space if system is not None else None
+    known = dict(units or {})
     if fmt in ("native", "yaml"):
-        texts["best.yaml"] = best_yaml(config, space, note)
+        texts["best.yaml"] = best_yaml(config, space, note, units=known)
     if fmt in ("native", "json"):
-        texts["best.json"] = best_json(config, space, meta or {})
+        texts["best.json"] = best_json(config, space, meta or {}, units=known)
     if fmt == "env":
-        texts["best.env"] = best_env(config, note)
+        texts["best.env"] = best_env(config, note, units=known, space=space)
     lines, skipped = overrides(config)
     texts[OVERRIDES_FILE] = "".join(f"{line}\n" for line in lines)
     result = ExportResult(out, notes=[f"no Hydra override can pin knob {k!r}" for k in skipped])
@@ -248,20 +268,24 @@ def _checked_name(name: str) -> str:
     return name
 
 
-def _unit(space: Space | None, name: str) -> str:
-    if space is None or name not in space:
-        return ""
-    return "".join(c for c in space[name].unit if c.isprintable())
+def _unit(space: Space | None, name: str, units: Mapping[str, str] | None = None) -> str:
+    """``name``'s unit: its space's, else the recorded one (printable characters only, so a
+    unit cannot end a comment line early)."""
+    unit = space[name].unit if space is not None and name in space else ""
+    return "".join(c for c in (unit or (units or {}).get(name, "")) if c.isprintable())
 
 
-def best_yaml(config: Config, space: Space | None, note: str = "") -> str:
+def best_yaml(
+    config: Config, space: Space | None, note: str = "", *, units: Mapping[str, str] | None = None
+) -> str:
     """``knob: value`` per line (``yaml.safe_dump`` quotes); the unit, and what an unsafe value
     trades, as a trailing comment."""
     lines = [f"# {_one_line(note or 'best configuration')}"]
     for name, value in config.items():
         # one key per dump, so the unit comment lands on its knob's line (width: never fold)
         dumped = yaml.safe_dump({name: value}, default_flow_style=False, width=2**31).rstrip()
-        comment = "; ".join(filter(None, [_unit(space, name), _risk(space, name, value)]))
+        unit = _unit(space, name, units)
+        comment = "; ".join(filter(None, [unit, _risk(space, name, value)]))
         lines.append(f"{dumped}  # {comment}" if comment and "\n" not in dumped else dumped)
     return "\n".join(lines) + "\n"
 
@@ -272,10 +296,16 @@ def _risk(space: Space | None, name: str, value: Value) -> str:
     return f"trades safety: {risk.says}" if risk and risk.applies_to(value) else ""
 
 
-def best_json(config: Config, space: Space | None, meta: Mapping[str, Any]) -> str:
+def best_json(
+    config: Config,
+    space: Space | None,
+    meta: Mapping[str, Any],
+    *,
+    units: Mapping[str, str] | None = None,
+) -> str:
     """The configuration, its units and where it came from, as one JSON object."""
-    units = {name: _unit(space, name) for name in config if _unit(space, name)}
-    body = {**meta, "config": dict(config), "units": units}
+    known = {name: _unit(space, name, units) for name in config}
+    body = {**meta, "config": dict(config), "units": {k: v for k, v in known.items() if v}}
     return json.dumps(body, indent=2, sort_keys=False) + "\n"
 
 
@@ -284,8 +314,15 @@ def env_name(knob: str) -> str:
     return "HARNESS_KNOB_" + re.sub(r"[^A-Z0-9]", "_", knob.upper())
 
 
-def best_env(config: Config, note: str = "") -> str:
-    """``HARNESS_KNOB_<NAME>=value`` lines a POSIX shell can source (values shell-quoted)."""
+def best_env(
+    config: Config,
+    note: str = "",
+    *,
+    units: Mapping[str, str] | None = None,
+    space: Space | None = None,
+) -> str:
+    """``HARNESS_KNOB_<NAME>=value`` lines a POSIX shell can source (values shell-quoted),
+    each with its unit as a trailing comment."""
     lines = [f"# {_one_line(note or 'best configuration')}"]
     seen: set[str] = set()
     for name, value in config.items():
@@ -293,7 +330,9 @@ def best_env(config: Config, note: str = "") -> str:
         while key in seen:  # ``a.b`` and ``a_b`` sanitise alike: keep both, distinctly
             key += "_"
         seen.add(key)
-        lines.append(f"{key}={shlex.quote(_plain_text(value))}")
+        unit = _unit(space, name, units)
+        line = f"{key}={shlex.quote(_plain_text(value))}"
+        lines.append(f"{line}  # {unit}" if unit else line)
     return "\n".join(lines) + "\n"
 
 

@@ -22,12 +22,14 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from harness.builder.export import export_session
+from harness.builder.extras import check_extras
 from harness.builder.validate import (
     RESUME_OVERRIDABLE,
     check_range_overrides,
     check_resume_overrides,
     check_tuner_inputs,
     check_tuner_options,
+    check_tuner_values,
     check_unknown_keys,
     check_workload_numbers,
     check_workload_options,
@@ -259,6 +261,7 @@ def build_session(
         check_unknown_keys(cfg)
         if cfg.session.name:
             validate_session_name(str(cfg.session.name))
+    check_extras(_components(cfg))  # a missing optional package: one line, nothing created
     # .get: a session stored before a key existed resumes with its default
     policy = {f.name: cfg.session.get(f.name, f.default) for f in fields(SessionPolicy)}
     options = SessionOptions(
@@ -279,6 +282,7 @@ def build_session(
     machine = sut_machine(system)
     objective = make_objective(cfg, workload, machine_constants(machine))
     tuner_factory = _tuner_factory(cfg, system, machine)
+    check_tuner_values(tuner_factory, _tuned_space(system, fixed), options)
     tracker = make_tracker(bool(cfg.tracking.enabled), str(cfg.tracking.uri), results_dir=results)
     existing: Store | None = None
     meta: dict[str, Any] | None = None
@@ -295,6 +299,8 @@ def build_session(
         # what defined the system and workload, for the export's "measure it again" command
         # (tracking is left out: a URI may carry credentials)
         meta["overrides"] = [o for o in overrides or [] if not _is_tracking(override_key(o))]
+        # each knob's unit, so that every export format states it without rebuilding the system
+        meta["units"] = {knob.name: knob.unit for knob in system.space.knobs if knob.unit}
     return assemble_session(
         tuner_factory,
         system,
@@ -334,6 +340,35 @@ def _resumed_config(given: DictConfig, overrides: list[str]) -> tuple[DictConfig
         if f"session.{key}" in keys_given:
             cfg.session[key] = given.session[key]
     return cfg, budget_override
+
+
+#: What reaches the hosts of an inventory (its imports name the ``remote`` extra's packages).
+SSH_EXECUTOR = "harness.hosts.ssh.SSHExecutor"
+
+
+def _components(cfg: DictConfig) -> dict[str, str]:
+    """``tuner=optuna_tpe`` → its ``_target_``, for the tuner, system and workload chosen (and
+    the SSH executor when an inventory names hosts)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    choices = HydraConfig.get().runtime.choices if HydraConfig.initialized() else {}
+    nodes = {"tuner": cfg.get("tuner"), "system": cfg.system.get("adapter")}
+    nodes["workload"] = cfg.get("workload")
+    found = {
+        f"{group}={choices.get(group) or node.get('name') or '?'}": str(node._target_)
+        for group, node in nodes.items()
+        if isinstance(node, DictConfig) and node.get("_target_")
+    }
+    hosts = cfg.get("hosts")
+    if hosts and hosts.get("hosts"):  # other machines: reached over SSH
+        found[f"hosts={choices.get('hosts') or hosts.get('name')}"] = SSH_EXECUTOR
+    return found
+
+
+def _tuned_space(system: System, fixed: Config) -> Any:
+    """The knobs the tuner searches: the system's, less those pinned (all, if all are)."""
+    free = [name for name in system.space.names if name not in fixed]
+    return system.space.subspace(free) if fixed and free else system.space
 
 
 def _tuner_factory(cfg: DictConfig, system: System, machine: Any) -> partial[Any]:

@@ -5,6 +5,7 @@ that names the fix, raised before anything is created."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import inspect
 import math
 import os
@@ -16,8 +17,9 @@ from typing import Any
 from omegaconf import DictConfig
 
 from harness.conf.schema import HarnessConfig
-from harness.errors import ConfigError
+from harness.errors import ConfigError, HarnessError
 from harness.session.options import MAX_BUDGET, MAX_CONFIRM, MAX_REPEATS
+from harness.tuner import tuner_name_of
 
 __all__ = [
     "RESUME_OVERRIDABLE",
@@ -25,7 +27,9 @@ __all__ = [
     "check_range_overrides",
     "check_resume_overrides",
     "check_tuner_inputs",
+    "check_tuner_keys",
     "check_tuner_options",
+    "check_tuner_values",
     "check_unknown_keys",
     "check_workload_numbers",
     "ensure_results_dir",
@@ -117,10 +121,78 @@ def check_tuner_options(factory: partial[Any], name: str) -> None:
     unknown = sorted(set(factory.keywords) - set(signature.parameters))
     if unknown:
         options = [p for p in signature.parameters if p not in ("space", "seed", "budget")]
-        raise ConfigError(
-            f"tuner {name!r} has no option(s) {', '.join(unknown)}; its options: "
-            f"{', '.join(options) or 'none'}"
-        )
+        raise ConfigError(unknown_option_message(f"tuner {name!r}", unknown[0], options))
+
+
+def unknown_option_message(owner: str, key: str, options: list[str]) -> str:
+    """``owner has no option 'rouns' (did you mean 'rounds'?)``: the closest names when some
+    are close, else the list when it is short, else where to read it (never 40 names)."""
+    close = difflib.get_close_matches(key, options, n=3, cutoff=0.6)
+    if close:
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}?"
+    elif len(options) <= 8:
+        hint = f"its options: {', '.join(options) or 'none'}"
+    else:
+        hint = "its options: python -m harness --cfg job --package tuner"
+    return f"{owner} has no option {key!r} ({hint})"
+
+
+def check_tuner_keys(arguments: list[str]) -> None:
+    """``tuner.rouns=3`` (a key the chosen tuner's YAML does not have) gets one line with a
+    "did you mean" before Hydra composes; Hydra's own answer is a multi-line struct error.
+    Keys added with ``+``, and tuners not found in the packaged configs, are left to the
+    checks after composing, as are command lines whose tuner another config may choose (an
+    experiment, a config folder of the user's)."""
+    if any(_chooses_elsewhere(a) for a in arguments):
+        return
+    tuners = _choices(arguments, "tuner") or [_default_choice("tuner")]
+    for argument in arguments:
+        name, sep, _ = argument.partition("=")
+        if not sep or name.startswith("+") or not name.lstrip("~").startswith("tuner."):
+            continue
+        key = name.lstrip("~").split(".")[1]
+        for tuner in tuners:
+            options = _tuner_yaml_keys(tuner)
+            if options is not None and key not in options:
+                raise ConfigError(unknown_option_message(f"tuner {tuner!r}", key, options))
+
+
+#: Arguments after which the packaged defaults may not be what composes the tuner.
+_ELSEWHERE = ("experiment", "--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn")
+
+
+def _chooses_elsewhere(argument: str) -> bool:
+    name = argument.partition("=")[0].lstrip("+~")
+    return name in _ELSEWHERE or name.startswith("--config")
+
+
+def _tuner_yaml_keys(tuner: str) -> list[str] | None:
+    """The option names of the packaged ``conf/tuner/<tuner>.yaml``, or None if there is none."""
+    import yaml
+
+    from harness.conf import CONFIG_DIR
+
+    path = CONFIG_DIR / "tuner" / f"{tuner}.yaml"
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", tuner) or not path.is_file():
+        return None
+    tree = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(tree, dict) or "defaults" in tree:  # composed from others: Hydra checks
+        return None
+    return [str(k) for k in tree if not str(k).startswith("_")]
+
+
+def check_tuner_values(factory: partial[Any], space: Any, options: Any) -> None:
+    """Build the tuner once and drop it: an option value it refuses (``tuner.rounds=-1``, a
+    fraction outside its interval, a package only one sampler needs) fails now, with the
+    tuner's own one-line reason, instead of after the session and its folder exist."""
+    name = tuner_name_of(factory)
+    try:
+        factory(space=space, seed=options.seed, budget=options.budget)
+    except HarnessError as exc:
+        raise ConfigError(f"tuner {name!r}: {exc}") from None
+    except (ValueError, TypeError, ImportError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"tuner {name!r}: {reason}") from None
 
 
 def check_tuner_inputs(factory: partial[Any], space: Any, system: str) -> None:

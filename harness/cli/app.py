@@ -16,9 +16,14 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from harness import api
-from harness.builder.validate import check_counts, check_workload_choices, ensure_results_dir
+from harness.builder.validate import (
+    check_counts,
+    check_tuner_keys,
+    check_workload_choices,
+    ensure_results_dir,
+)
 from harness.cli import sweep_outcome
-from harness.cli.report import format_value, summary
+from harness.cli.report import brief, format_value, summary
 from harness.cli.rerun import existing_session, resume_overrides
 from harness.conf.schema import register_configs
 from harness.errors import HarnessError
@@ -123,7 +128,7 @@ def _run(cfg: DictConfig, resumable: bool, guard: SignalGuard | None = None) -> 
             guard.armed = False  # the session has recorded how it ended: a stop only logs
     finally:
         bar.close()
-    _say(summary(result))
+    _say(brief(result) if _multirun() else summary(result))  # a sweep ends with a table
     sweep_outcome.record(
         result.status,
         session=str(result.directory),
@@ -231,8 +236,10 @@ def main() -> None:
         # Hydra creates its run folder under results_dir before any of our code runs, and
         # answers an unwritable or full one with a traceback
         ensure_results_dir(Path(_last_value(sys.argv[1:], "results_dir") or "results"))
+        register_configs(sys.argv[1:])  # a --config-dir's systems and workloads, too
         check_workload_choices(sys.argv[1:])
         check_counts(sys.argv[1:])
+        check_tuner_keys(sys.argv[1:])
         if _STOP.sweep:
             sweep_outcome.check_sweep_size(sys.argv[1:])
     except HarnessError as exc:

@@ -1,13 +1,15 @@
-"""The end-of-session summary a user reads in the terminal."""
+"""The end-of-session summary a user reads in the terminal: in full after one session, one
+line per session in a sweep (whose end prints the comparison table of all of them)."""
 
 from __future__ import annotations
 
+from harness.records import is_full
 from harness.session.confirm import confirmation
 from harness.session.options import resume_command
 from harness.session.session import SessionResult
 from harness.space import Config, Space
 
-__all__ = ["format_value", "summary"]
+__all__ = ["brief", "format_value", "summary"]
 
 
 def format_value(value: float | None, unit: str = "") -> str:
@@ -68,6 +70,17 @@ def _confirmed(result: SessionResult) -> list[str]:
     return ["  " + found.line(lambda v: format_value(v, result.objective.unit))]
 
 
+def brief(result: SessionResult) -> str:
+    """One line for a sweep's job: status, best, improvement, tests and the folder."""
+    best = format_value(result.value(result.answer), result.objective.unit)
+    message = f" ({result.message})" if result.message else ""
+    return (
+        f"session {result.session_id}: {result.status}{message}, best {best} "
+        f"({_percent(result.improvement())} over the default), "
+        f"{len(result.observations)} tests; {result.directory}"
+    )
+
+
 def summary(result: SessionResult) -> str:
     """Best configuration, its metric, improvement over default, and where the runs are."""
     objective = result.objective
@@ -75,6 +88,8 @@ def summary(result: SessionResult) -> str:
     counts: dict[str, int] = {}
     for o in obs:
         counts[o.status.value] = counts.get(o.status.value, 0) + 1
+    if screened := sum(not is_full(o) for o in obs):  # a fraction of a full test each
+        counts["screening runs"] = screened
     lines: list[str] = [
         f"Session {result.session_id}: {result.status}"
         + (f" ({result.message})" if result.message else ""),

@@ -13,6 +13,7 @@ objective, repeats) is refused in one line rather than mixed into. ``session.exi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -50,13 +51,22 @@ def existing_session(cfg: DictConfig) -> tuple[Path, bool] | None:
     for key in SAME_SETUP:
         mine = OmegaConf.to_container(cfg, resolve=False).get(key)  # type: ignore[union-attr]
         theirs = OmegaConf.to_container(stored, resolve=False).get(key)  # type: ignore[union-attr]
-        if mine != theirs:
+        if known_keys(mine, theirs) != theirs:
             raise ConfigError(
                 f"session folder {folder} holds a session with another {key}; "
                 "give this job another session.name"
             )
     raised = int(cfg.budget) > int(stored.get("budget", cfg.budget))
     return folder, meta.get("status") == "FINISHED" and not raised
+
+
+def known_keys(mine: Any, theirs: Any) -> Any:
+    """``mine`` without the keys ``theirs`` lacks, at any depth: a key the configs gained
+    after a session was stored (a new schema field) names no other setup, since the session
+    continues from its stored config."""
+    if not isinstance(mine, dict) or not isinstance(theirs, dict):
+        return mine
+    return {k: known_keys(v, theirs[k]) for k, v in mine.items() if k in theirs}
 
 
 def resume_overrides(overrides: list[str], budget: int | None = None) -> list[str]:

@@ -9,7 +9,8 @@ So each job writes its outcome next to its Hydra output folder (on the shared fi
 cluster sweep needs anyway): ``RUNNING`` when it starts, its session's status when it ends
 (:func:`record`). When the sweep ends, the launching process reads every job's outcome
 (:func:`report`), prints one line per job that did not finish, with the command that continues
-it, and gives the sweep an exit code: 0 when every job finished (or had finished before),
+it, a comparison table of its finished sessions (:mod:`harness.cli.compare`), and gives
+the sweep an exit code: 0 when every job finished (or had finished before),
 130 when some were interrupted, 1 when some aborted, failed, died or never started. A job
 still ``RUNNING`` after its sweep ended is a job that died without a word.
 
@@ -35,7 +36,7 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, HarnessError
 
 __all__ = [
     "MAX_SWEEP_JOBS",
@@ -253,6 +254,20 @@ def _line(number: int, outcome: dict[str, Any] | None) -> str:
     return f"  job {number} ({label}): {status}"
 
 
+def _compare(sessions: list[str | None], stream: Any) -> None:
+    """The comparison table of the sweep's finished sessions (:mod:`harness.cli.compare`)."""
+    folders = [Path(session) for session in sessions if session]
+    if not folders:
+        return
+    from harness.cli.compare import comparison
+    from harness.session.results import sessions_frame
+
+    try:
+        print(comparison(sessions_frame(folders)), file=stream)
+    except HarnessError as exc:  # a session folder gone or unreadable: the sweep still ends
+        print(f"  no comparison: {exc}", file=stream)
+
+
 def report(stream: Any = None) -> int | None:
     """Print what became of the sweep's jobs; the sweep's exit code (None: no sweep here)."""
     if _SWEEP.folder is None:
@@ -277,6 +292,9 @@ def report(stream: Any = None) -> int | None:
             "session.existing=resume (docs/remote.md)",
             file=stream,
         )
+    _compare(
+        [jobs[n].get("session") for n in numbers if statuses[n] in ("FINISHED", SKIPPED)], stream
+    )
     codes = {_EXIT.get(status, 1) for status in statuses.values()}
     # an abort, a death or a job that never started outranks an interruption
     return 1 if 1 in codes else max(codes, default=0)

@@ -1,19 +1,20 @@
 """Structured config schemas (Hydra ConfigStore) so a typo fails at compose time.
 
-The groups ``tuner/``, ``system/`` and ``workload/`` hold YAML in ``conf/``; this module types
-the top level and the group nodes. Tuner nodes stay open (each tuner has its own parameters,
-and Hydra's struct mode still rejects unknown keys on the command line).
+The groups ``tuner/``, ``system/`` and ``workloads/<system>/`` hold YAML in ``conf/``; this
+module types the top level and the group nodes. Tuner nodes stay open (each tuner has its own
+parameters, and Hydra's struct mode still rejects unknown keys on the command line).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
-from harness.conf import CONFIG_DIR
+from harness.conf.choices import options_of, register_choices, user_folders, workloads_of
 from harness.hosts.machine import install_dir
 from harness.session.options import SessionPolicy
 
@@ -32,6 +33,9 @@ class SystemConf:
     #: Narrow ranges or change defaults, e.g. +system.ranges.cache_size.max=4096
     ranges: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    #: The module of its expert rules (``manual``/``script`` functions) for ``tuner=expert_*``,
+    #: e.g. ``systems.mysql.expert`` (baselines/expert.py); none: that tuner refuses the system.
+    expert_rules: str | None = None
 
 
 @dataclass
@@ -118,28 +122,26 @@ class HarnessConfig:
     resume: str | None = None
 
 
-def workloads_of(system: str) -> list[str]:
-    """The workloads a system config offers (its ``workloads/<system>/`` options)."""
-    folder = CONFIG_DIR / "workloads" / system
-    return sorted(p.stem for p in folder.glob("*.yaml") if p.stem != "default")
-
-
 def _workloads_of(system: str) -> str:
     return ", ".join(workloads_of(system)) or "none"
 
 
 def _options_of(group: str) -> str:
-    return ", ".join(sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml")))
+    return ", ".join(options_of(group))
 
 
-def register_configs() -> None:
+def register_configs(arguments: Sequence[str] = ()) -> None:
     """Register the schema; ``conf/config.yaml`` lists ``base_config`` first in its defaults,
     so every group option is validated against its typed node at compose time.
 
-    Also registers ``${harness_workloads:<system>}`` (the workloads that system offers) and
-    ``${harness_options:<group>}`` (a group's options), which ``--help`` uses to list only
-    what applies to the chosen system, and ``${harness_install:<name>}`` (:func:`install_dir`).
+    Also generates the workload choices of every config folder, the package's and those the
+    command line ``arguments`` add (:func:`harness.conf.choices.register_choices`), and
+    registers ``${harness_workloads:<system>}`` (the workloads that system offers) and
+    ``${harness_options:<group>}`` (a group's options over those folders), which ``--help``
+    uses to list only what applies to the chosen system, and ``${harness_install:<name>}``
+    (:func:`install_dir`).
     """
+    register_choices(user_folders(arguments))
     if not OmegaConf.has_resolver("harness_workloads"):
         OmegaConf.register_new_resolver("harness_workloads", _workloads_of)
         OmegaConf.register_new_resolver("harness_options", _options_of)

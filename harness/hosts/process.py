@@ -35,7 +35,14 @@ from pathlib import Path
 from typing import Literal, NoReturn
 
 from harness.errors import ExecutorError, SystemStartError, WorkloadError, WorkloadTimeout
-from harness.executor import CommandResult, CommandTimeout, Executor, LocalExecutor, tail
+from harness.executor import (
+    CommandResult,
+    CommandTimeout,
+    Executor,
+    LineCallback,
+    LocalExecutor,
+    tail,
+)
 
 __all__ = [
     "Deadline",
@@ -252,6 +259,7 @@ def run_step(
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
     user: str | None = None,
+    on_line: LineCallback | None = None,
 ) -> CommandResult:
     """Run one step of a test and raise the error whose status the session records.
 
@@ -268,12 +276,27 @@ def run_step(
     start. With ``check=False`` the caller judges the exit code (and the output) itself.
     Messages name ``what``, the host and the limit; the errors carry ``output_tail(stdout,
     stderr)``. An unreachable host is not mapped: it stops the session.
+
+    ``on_line`` hears each output line while the command runs (a workload's
+    ``intervals.line_feeder(parser)``); an exception it raises, such as
+    :class:`harness.intervals.StoppedEarly`, kills the command's process group in the executor
+    and passes through unmapped.
     """
     host = executor.host
     limit = "no limit" if timeout_s is None else f"{timeout_s:g}s"
     try:
-        result = executor.run(
-            command, timeout_s=timeout_s, env=env, cwd=cwd, user=user, check=False
+        result = (
+            executor.run(command, timeout_s=timeout_s, env=env, cwd=cwd, user=user, check=False)
+            if on_line is None  # (an executor written before ``on_line`` existed still works)
+            else executor.run(
+                command,
+                timeout_s=timeout_s,
+                env=env,
+                cwd=cwd,
+                user=user,
+                check=False,
+                on_line=on_line,
+            )
         )
     except CommandTimeout as exc:
         text = output_tail(exc.stdout, exc.stderr)

@@ -13,6 +13,14 @@ Host-key checking is on by default (Fabric's own default silently accepts unknow
 come from ``~/.ssh/known_hosts`` and the host's ``known_hosts`` file, and an unknown or changed
 key is refused with a message saying how to add it — or opt out per host with
 ``strict_host_key_checking: false``.
+
+Live output (``on_line``): Fabric's reader threads write each chunk into a line splitter that
+calls ``on_line`` per complete line, from those threads. A streamed command first reports its
+session id on stderr (a marker line, never passed on nor kept in the output: sshd starts each
+command as a session leader, so every process it starts shares that id). A callback that raises
+makes Fabric close the channel; the executor then kills the whole session on the host
+(``pkill -KILL -s <sid>``, which also reaches the group GNU ``timeout`` made) and raises the
+callback's exception.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ExecutorError, HarnessError, HostUnreachable
-from harness.executor import CommandResult, CommandTimeout, Executor
+from harness.executor import CommandResult, CommandTimeout, Executor, LineCallback
 from harness.hosts.inventory import Host
 
 __all__ = ["SSHExecutor", "env_stdin", "remote_command", "watch_link"]
@@ -191,6 +199,7 @@ class SSHExecutor(Executor):
         user: str | None = None,
         check: bool = True,
         input_text: str | None = None,
+        on_line: LineCallback | None = None,
     ) -> CommandResult:
         if user is not None and not self._root():
             user = None  # as on the local executor: only root switches users
@@ -198,7 +207,14 @@ class SSHExecutor(Executor):
         argv = tuple(str(part) for part in command)
         started = time.perf_counter()
         stdin = env_stdin(env) + (input_text or "") if env or input_text is not None else None
-        result = self._invoke(line, argv, timeout_s, stdin)
+        streamed = _Streamed(on_line) if on_line is not None else None
+        if streamed is not None:
+            line = f"echo {_SID_MARK}$$ >&2; {line}"
+        try:
+            result = self._invoke(line, argv, timeout_s, stdin, streamed)
+        except _CallbackStopped as stop:
+            self._kill_session(streamed.sid if streamed else None, argv)
+            raise stop.inner from None
         duration = time.perf_counter() - started
         if result.exited is None or result.exited < 0:
             # The channel closed without an exit status: the connection was lost while the
@@ -208,23 +224,27 @@ class SSHExecutor(Executor):
                 f"on {self.host} ({self.spec.target}): the connection was "
                 f"lost while `{shlex.join(argv)}` ran"
             )
-        outcome = CommandResult(
-            self.host, argv, result.exited, result.stdout, result.stderr, duration
-        )
+        stderr = _without_mark(result.stderr) if streamed is not None else result.stderr
+        outcome = CommandResult(self.host, argv, result.exited, result.stdout, stderr, duration)
         if timeout_s is not None and result.exited in _TIMEOUT_CODES:
             raise CommandTimeout(
                 f"on {self.host}: `{shlex.join(argv)}` exceeded {timeout_s:g}s and was killed",
                 result.stdout,
-                result.stderr,
+                stderr,
             )
         if check and not outcome.ok:
             raise ExecutorError(outcome.describe())
         return outcome
 
     def _invoke(
-        self, line: str, argv: tuple[str, ...], timeout_s: float | None, input_text: str | None
+        self,
+        line: str,
+        argv: tuple[str, ...],
+        timeout_s: float | None,
+        input_text: str | None,
+        streamed: _Streamed | None = None,
     ) -> Any:
-        from invoke.exceptions import CommandTimedOut
+        from invoke.exceptions import CommandTimedOut, ThreadException
 
         # The host enforces timeout_s; the local limit only catches a dead connection.
         local_limit = None if timeout_s is None else timeout_s + _KILL_GRACE_S + 30
@@ -235,8 +255,14 @@ class SSHExecutor(Executor):
                 stream: Any = io.StringIO(input_text) if input_text is not None else False
                 try:
                     return connection.run(
-                        line, hide=True, warn=True, in_stream=stream, timeout=local_limit
+                        line,
+                        warn=True,
+                        in_stream=stream,
+                        timeout=local_limit,
+                        **_output_streams(streamed),
                     )
+                except ThreadException as exc:  # a line callback raised: the channel is closed
+                    raise _CallbackStopped(_callback_error(exc)) from None
                 except CommandTimedOut:
                     self.close()
                     raise CommandTimeout(
@@ -257,6 +283,21 @@ class SSHExecutor(Executor):
                         raise HostUnreachable(f"{detail} (connection lost twice)") from None
                     log.warning("host %s: connection lost (%s); reconnecting", self.host, exc)
         raise AssertionError("unreachable")
+
+    def _kill_session(self, sid: str | None, argv: tuple[str, ...]) -> None:
+        """Kill every process of a stopped command's session on the host."""
+        if sid is None or not sid.isdigit() or int(sid) <= 1:
+            log.warning(
+                "on %s: `%s` was stopped before it reported its session; it ends "
+                "at its next write or at its time limit",
+                self.host,
+                shlex.join(argv),
+            )
+            return
+        try:
+            self.run(["pkill", "-KILL", "-s", sid], check=False, timeout_s=10)
+        except HarnessError as exc:
+            log.warning("on %s: could not kill the stopped command's session: %s", self.host, exc)
 
     def _root(self) -> bool:
         if self._is_root is None:
@@ -352,3 +393,68 @@ def _load_known_hosts(client: Any, extra: str | None) -> None:
         if not path.exists():
             raise ExecutorError(f"known_hosts file {path} does not exist")
         client.load_host_keys(str(path))
+
+
+#: The start of the line a streamed command prints first: its session id on the host.
+_SID_MARK = "__harness_session_id__="
+
+
+class _CallbackStopped(Exception):
+    """A line callback raised ``inner`` (the command must be killed, then ``inner`` raised)."""
+
+    def __init__(self, inner: BaseException) -> None:
+        super().__init__(str(inner))
+        self.inner = inner
+
+
+class _Streamed:
+    """A streamed command's line callback, and the session id it reported."""
+
+    def __init__(self, on_line: LineCallback) -> None:
+        self.on_line = on_line
+        self.sid: str | None = None
+
+    def line(self, text: str) -> None:
+        if self.sid is None and text.startswith(_SID_MARK):
+            self.sid = text[len(_SID_MARK) :].strip()
+            return
+        self.on_line(text)
+
+
+class _LineSplitter(io.TextIOBase):
+    """A stream Fabric writes a command's output into: calls ``on_line`` per whole line."""
+
+    def __init__(self, on_line: LineCallback) -> None:
+        super().__init__()
+        self._on_line = on_line
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        *lines, self._partial = (self._partial + text).split("\n")
+        for whole in lines:
+            self._on_line(whole)
+        return len(text)
+
+
+def _output_streams(streamed: _Streamed | None) -> dict[str, Any]:
+    """Fabric's output options: hidden, or written line by line into the callback."""
+    if streamed is None:
+        return {"hide": True}
+    return {
+        "hide": False,
+        "out_stream": _LineSplitter(streamed.line),
+        "err_stream": _LineSplitter(streamed.line),
+    }
+
+
+def _without_mark(stderr: str) -> str:
+    """A streamed command's stderr without the session-id line it began with."""
+    first, _, rest = stderr.partition("\n")
+    return rest if first.startswith(_SID_MARK) else stderr
+
+
+def _callback_error(exc: Exception) -> BaseException:
+    """The exception a line callback raised inside Fabric's reader thread."""
+    wrapped = getattr(exc, "exceptions", ())
+    inner = [w.value for w in wrapped if isinstance(getattr(w, "value", None), BaseException)]
+    return inner[0] if inner else ExecutorError(f"reading a command's output failed: {exc}")

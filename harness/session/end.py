@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import StoreError
+from harness.records import Status, is_full
 from harness.session.confirm import confirmation
 from harness.session.options import SessionResult
 from harness.store.samples import Store, atomic_write
@@ -85,7 +86,13 @@ def session_metrics(result: SessionResult) -> dict[str, float]:
     confirmed = confirmation(result.objective, result.references)
     metrics: dict[str, float] = {
         keys.METRIC_TESTS: len(result.observations),
-        keys.METRIC_FAILED_TESTS: sum(not o.ok for o in result.observations),
+        keys.METRIC_FAILED_TESTS: sum(
+            not o.ok and o.status is not Status.STOPPED_EARLY for o in result.observations
+        ),
+        keys.METRIC_STOPPED_EARLY_TESTS: sum(
+            o.status is Status.STOPPED_EARLY for o in result.observations
+        ),
+        keys.METRIC_SCREENING_TESTS: sum(not is_full(o) for o in result.observations),
         keys.METRIC_TUNER_TOTAL: result.tuner_seconds,
     }
     for key, value in (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,20 @@ class SessionPolicy:
     #: Tests run at once, each on its own SUT host of the inventory (``hosts=``;
     #: harness.hosts.pool).
     parallel: int = 1
+    #: Stop a running test whose intervals show it cannot reach the k-th best, or a job already
+    #: slower than the best by the margin (harness.session.early_stop); off: full tests only.
+    early_stop: bool = False
+    #: Seconds at the start of each run that are never judged (warm-up, connecting).
+    early_stop_window_s: float = 3.0
+    #: The k of "cannot reach the k-th best" (rates).
+    early_stop_rank: int = 3
+    #: A job is stopped once it is this fraction slower than the best job time.
+    early_stop_margin: float = 0.25
+    #: Screening rungs as fractions of a full test, ending at 1.0, e.g. [0.2, 1.0]
+    #: (harness.session.screening); None: full tests only.
+    fidelity: list[float] | None = None
+    #: The share of each rung promoted to the next (successive halving's 1/eta).
+    fidelity_promote: float = 0.34
 
 
 @dataclass
@@ -104,11 +119,40 @@ class SessionOptions(SessionPolicy):
             raise ConfigError(f"session.parallel must be at least 1, got {self.parallel}")
         if self.existing not in ("fail", "resume"):
             raise ConfigError(f"session.existing must be fail or resume, got {self.existing!r}")
+        _check_early_stop(self)
+        _check_fidelity(self)
         if self.confirm is not None and not 0 <= self.confirm <= MAX_CONFIRM:
             raise ConfigError(
                 f"session.confirm must be 0 (off) or a number of runs up to {MAX_CONFIRM}, "
                 f"got {self.confirm}; e.g. session.confirm=3"
             )
+
+
+def _check_fidelity(policy: SessionPolicy) -> None:
+    from harness.errors import ConfigError
+
+    if policy.fidelity is None:
+        return
+    rungs = [float(f) for f in policy.fidelity]
+    increasing = all(a < b for a, b in pairwise(rungs))
+    if len(rungs) < 2 or not increasing or rungs[0] <= 0 or rungs[-1] != 1.0:
+        raise ConfigError(
+            f"session.fidelity must rise from above 0 to 1.0, e.g. [0.2,1.0]; got {rungs}"
+        )
+    if not 0 < policy.fidelity_promote < 1:
+        raise ConfigError("session.fidelity_promote must be a fraction between 0 and 1")
+    policy.fidelity = rungs
+
+
+def _check_early_stop(policy: SessionPolicy) -> None:
+    from harness.errors import ConfigError
+
+    if not 0 <= policy.early_stop_window_s < float("inf"):
+        raise ConfigError("session.early_stop_window_s must be 0 or a number of seconds")
+    if policy.early_stop_rank < 1:
+        raise ConfigError("session.early_stop_rank must be at least 1 (the best)")
+    if not 0 <= policy.early_stop_margin < float("inf"):
+        raise ConfigError("session.early_stop_margin must be a fraction of 0 or more, e.g. 0.25")
 
 
 @dataclass

@@ -30,6 +30,11 @@ replay (one that is not deterministic), a stored result stands for the oldest ru
 The default re-measured every ``session.default_every`` tests runs on the first host that frees
 up once that many tests have finished (:mod:`harness.session.references`).
 
+With screening rungs (``session.fidelity``, :mod:`harness.session.screening`) a free host takes
+a promotion (a screened configuration run again one rung up) before a new proposal, and new
+proposals run at the lowest rung; every test of any rung counts toward the budget, so nothing
+is handed out once the finished and running tests fill it.
+
 Where the parallelism lives: a pool of one runs its test on the session's own thread (a signal
 interrupts the test itself); a larger pool runs one thread per host. The scheduler never runs a
 test itself: :meth:`TestLedger.run_job` does, so a cheaper test (stopped early, or run at a
@@ -48,6 +53,7 @@ from typing import Protocol
 
 from harness.hosts.pool import Worker, batch_size, tagged
 from harness.records import Observation, config_key
+from harness.session.screening import Rungs, fidelity_of
 from harness.space import Config
 from harness.tuner import Tuner
 
@@ -62,6 +68,7 @@ class Job:
     worker: Worker
     after: int = 0  # a reference test: the number of tests it follows
     future: Future[Observation] | None = None
+    fidelity: float = 1.0  # the fraction of a full test (screening rungs)
 
 
 class TestLedger(Protocol):
@@ -132,11 +139,13 @@ class Scheduler:
         observations: list[Observation],
         references: list[Observation],
         fixed: Config,
+        rungs: Rungs | None = None,
     ) -> None:
         self.tuner, self.workers, self.ledger = tuner, list(workers), ledger
         self.budget, self.default_every = budget, default_every
         self.stored, self.observations, self.references = stored, observations, references
         self.fixed = fixed
+        self.rungs = rungs
         self.free = list(self.workers)
         self.running: list[Job] = []
         self.pending: deque[Config] = deque()
@@ -166,11 +175,28 @@ class Scheduler:
             if after is not None:
                 self._start(Job(None, self.free.pop(0), after=after))
                 continue
+            if self._budget_taken():
+                return
+            promotion = self.rungs.next_promotion() if self.rungs and self.observations else None
+            if promotion is not None:
+                self._start(Job(promotion[0], self.free.pop(0), fidelity=promotion[1]))
+                continue
             if not self.pending and self.asked < self.budget:
                 self._ask()
             if not self.pending:
                 return
-            self._start(Job(self.pending.popleft(), self.free.pop(0)))
+            self._start(Job(self.pending.popleft(), self.free.pop(0), fidelity=self._new_rung()))
+
+    def _budget_taken(self) -> bool:
+        """Whether the finished and running tests fill the budget (binding with rungs only:
+        without, the tuner is never asked for more than the budget)."""
+        running = sum(job.config is not None for job in self.running)
+        return len(self.observations) + running >= self.budget
+
+    def _new_rung(self) -> float:
+        """A new proposal's fraction: the lowest rung, but the default (first) runs in full."""
+        first_test = not self.observations and not self.running
+        return 1.0 if self.rungs is None or first_test else self.rungs.first
 
     def _ask(self) -> None:
         size = self._ask_size()
@@ -223,6 +249,8 @@ class Scheduler:
         if not replayed:
             obs = self.ledger.stored(dataclasses.replace(obs, trial=len(self.observations)))
         self.ledger.record(obs, replayed)
+        if self.rungs is not None:
+            self.rungs.add(obs)
         self.ledger.tell([obs])
         self.asked_since_tell = False
         if replayed and not self._replaying():  # the store is replayed: the rest run for real
@@ -244,7 +272,11 @@ class Scheduler:
     def _match(self, obs: Observation) -> Job | None:
         """The running proposal a stored test stands for on replay: the one with its
         configuration, else the oldest (a tuner that proposed differently this time)."""
-        proposals = [job for job in self.running if job.config is not None]
+        proposals = [
+            job
+            for job in self.running
+            if job.config is not None and job.fidelity == fidelity_of(obs)
+        ]
         wanted = config_key(obs.extra.get("asked", obs.config))
         for job in proposals:
             if config_key({**(job.config or {}), **self.fixed}) == wanted:

@@ -44,11 +44,13 @@ from harness.hosts.pool import Worker, setup_workers, teardown_workers
 from harness.objectives.objective import Objective
 from harness.records import Observation, Status, best_measured, config_key
 from harness.session import workdir
+from harness.session.early_stop import EarlyStopRule, Judge, early_stop_gap, judge_for, judging
 from harness.session.end import session_metrics, write_session_outputs
 from harness.session.meta import open_tracking
 from harness.session.options import SessionOptions, SessionResult, resume_command
 from harness.session.references import ReferenceTests
 from harness.session.scheduler import Job, Scheduler
+from harness.session.screening import Rungs, screening_gap, shortened
 from harness.session.signals import SignalGuard, exported
 from harness.session.trial import run_test
 from harness.space import Config
@@ -173,6 +175,10 @@ class Session:
                 self._prepare_workdir()
                 self._setup_system()
             self._references = references
+            if self.options.early_stop and (gap := early_stop_gap(self.workload, self.objective)):
+                log.warning("%s", gap)
+            if self.options.fidelity and (gap := screening_gap(self.workload)):
+                log.warning("%s", gap)
             self._schedule(stored, references)
             answer = self.session_answer(observations)
             self.reference_tests.confirm(answer, observations, references)
@@ -276,7 +282,15 @@ class Session:
             observations=self._observations,
             references=references,
             fixed=self.fixed,
+            rungs=self._rungs(),
         ).run()
+
+    def _rungs(self) -> Rungs | None:
+        """The screening rungs (``session.fidelity``), or None: full tests only."""
+        fractions = self.options.fidelity
+        if not fractions or screening_gap(self.workload) is not None:
+            return None
+        return Rungs(fractions, self.options.fidelity_promote)
 
     # -- the scheduler's ledger (harness.session.scheduler.TestLedger) ------------------------
     def run_job(self, job: Job) -> Observation:
@@ -286,17 +300,33 @@ class Session:
                 self.reference_tests.default_config, 0, True, job.worker
             )
         full = {**job.config, **self.fixed}
-        return run_test(
-            job.worker.system,
-            job.worker.workload,
-            self.objective,
-            full,
-            len(self._observations),
-            repeats=self.options.repeats,
-            timeout_s=self._timeout(),
-            start_timeout_s=self.options.start_timeout_s,
-            is_default=not self._observations,
+        workload = job.worker.workload
+        with judging(self._judge(workload)), shortened(workload, job.fidelity):
+            obs = run_test(
+                job.worker.system,
+                job.worker.workload,
+                self.objective,
+                full,
+                len(self._observations),
+                repeats=self.options.repeats,
+                timeout_s=self._timeout(),
+                start_timeout_s=self.options.start_timeout_s,
+                is_default=not self._observations,
+            )
+        if job.fidelity < 1.0:
+            obs.extra["fidelity"] = job.fidelity  # a screening run: never the answer
+        return obs
+
+    def _judge(self, workload: Workload) -> Judge | None:
+        """Who judges the next test for an early stop (None: it runs its full length)."""
+        if not self.options.early_stop:
+            return None
+        rule = EarlyStopRule(
+            window_s=self.options.early_stop_window_s,
+            rank=self.options.early_stop_rank,
+            margin=self.options.early_stop_margin,
         )
+        return judge_for(workload, self.objective, rule, list(self._observations))
 
     def replayed(self, obs: Observation) -> Observation:
         """A stored test read back on resume, logged to tracking if it was not."""

@@ -1,5 +1,9 @@
 """One tuning test: reset, apply, start, run the workload, stop — and its verdict.
 
+Each phase's wall time is kept in the observation's ``extra`` (``reset_s``, ``apply_s``,
+``start_s``, ``run_s`` per repeat, ``stop_s``), so the non-workload share of a test can be read
+back from any session.
+
 :func:`run_test` turns a configuration into an :class:`~harness.records.Observation`, mapping the
 system's and workload's exceptions to a status. The ask/tell loop around it is
 :class:`harness.session.session.Session`'s (the only one); :mod:`harness.api` builds and runs
@@ -22,6 +26,7 @@ from harness.errors import (
     WorkloadTimeout,
 )
 from harness.hosts.other_work import OtherWork
+from harness.intervals import StoppedEarly
 from harness.objectives.objective import Objective
 from harness.records import Observation, Status
 from harness.space import Config
@@ -36,6 +41,12 @@ def aggregate(runs: list[dict[str, float]]) -> dict[str, float]:
     """Median of each metric over repeated runs (robust to one outlier run)."""
     names = sorted(set().union(*runs)) if runs else []
     return {n: float(statistics.median(r[n] for r in runs if n in r)) for n in names}
+
+
+def _since(started: float) -> tuple[float, float]:
+    """Seconds since ``started`` (rounded for the record) and the clock now."""
+    now = time.perf_counter()
+    return round(now - started, 4), now
 
 
 def run_test(
@@ -57,13 +68,16 @@ def run_test(
     extra: dict[str, Any] = {"started_at": round(time.time(), 3)}  # wall clock (MLflow runs)
     score: float | None = None
     try:
+        phase = time.perf_counter()  # each phase's seconds go to extra["<phase>_s"]
         system.reset()
+        extra["reset_s"], phase = _since(phase)
         applied = system.apply(config)
         if applied is not None and dict(applied) != dict(config):
             extra["asked"] = dict(config)  # what the tuner proposed; `config` is what ran
             config = applied
-        system.start(start_timeout_s)
-        run_started = time.perf_counter()
+        extra["apply_s"], phase = _since(phase)
+        system.start(start_timeout_s)  # start or restart, and wait until ready
+        extra["start_s"], run_started = _since(phase)
         before = watch.begin() if (watch := OtherWork.from_env()) else None
         runs = [workload.run(system, timeout_s) for _ in range(repeats)]
         extra["run_s"] = (time.perf_counter() - run_started) / repeats
@@ -77,6 +91,10 @@ def run_test(
             extra["runs"] = runs
         verdict = objective.assess(metrics)  # a utility objective adds its own outcomes
         score, status, message = verdict.score, Status(verdict.status), verdict.message
+    except StoppedEarly as exc:  # its intervals showed it cannot compete: a bound, no metrics
+        status, message = Status.STOPPED_EARLY, str(exc)
+        extra["censored"] = exc.censored
+        metrics = {}
     except SystemStartError as exc:
         status, message = Status.CRASHED, str(exc)
         extra["log_tail"] = exc.log_tail
@@ -91,10 +109,12 @@ def run_test(
     except HarnessError as exc:  # e.g. a value the adapter could not render: the system refuses
         status, message = Status.CRASHED, str(exc)
     finally:
+        stop_started = time.perf_counter()
         try:
             system.stop()
         except HarnessError as exc:  # (also an unreachable host: the exception in flight wins)
             log.warning("stopping %s after trial %d failed: %s", system.name, trial, exc)
+        extra["stop_s"], _ = _since(stop_started)
     return Observation(
         trial=trial,
         config=dict(config),

@@ -46,6 +46,14 @@ METRIC_IMPROVEMENT_PCT = "improvement_pct"
 METRIC_IMPROVEMENT_CONFIRMED_PCT = "improvement_confirmed_pct"
 METRIC_TESTS = "tests"
 METRIC_FAILED_TESTS = "failed_tests"
+#: Tests stopped early (a bound, not a measurement: harness.session.early_stop).
+METRIC_STOPPED_EARLY_TESTS = "stopped_early_tests"
+#: Screening runs, at a fraction of a full test (harness.session.screening).
+METRIC_SCREENING_TESTS = "screening_tests"
+#: A test's fraction of a full test (a child run's metric; 1 for a full test).
+METRIC_FIDELITY = "fidelity"
+#: A stopped test's censored bound on the objective's metric (a child run's metric).
+METRIC_CENSORED_BOUND = "censored_bound"
 
 # Prefixes
 PREFIX_METRIC = "result."  # every workload metric of a test, e.g. result.tps

@@ -23,6 +23,7 @@ Tracking never holds up the tests and never loses them silently:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -34,6 +35,7 @@ from typing import Any
 
 from harness.errors import TrackingError, TrackingRunMissing
 from harness.hosts.process import this_python
+from harness.install import install_command
 from harness.records import Observation
 from harness.tracking import keys
 from harness.tracking.batch import clean_tags, log_batch, now_ms
@@ -71,6 +73,13 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+def _ui_installed() -> bool:
+    """Whether MLflow's UI server is here (the ``ui`` extra), not only its client."""
+    return importlib.util.find_spec("flask") is not None
+
+
 _TERMINAL = frozenset({"FINISHED", "FAILED", "KILLED"})
 _RUN_STATUS = {"FINISHED": "FINISHED", "INTERRUPTED": "KILLED", "ABORTED": "FAILED"}
 
@@ -202,6 +211,10 @@ class MlflowTracker(Tracker):
             metrics[keys.METRIC_SCORE] = obs.score
         if objective_value is not None:
             metrics[keys.METRIC_OBJECTIVE] = objective_value
+        if isinstance(bound := obs.extra.get("censored", {}).get("bound"), int | float):
+            metrics[keys.METRIC_CENSORED_BOUND] = float(bound)
+        if isinstance(fidelity := obs.extra.get("fidelity"), int | float):
+            metrics[keys.METRIC_FIDELITY] = float(fidelity)
         stamp = now_ms()  # fixed now, so that a retry writes the very same points
         # The test's own wall-clock span (older stored tests lack their start: ended now)
         started = obs.extra.get("started_at")
@@ -276,9 +289,11 @@ class MlflowTracker(Tracker):
         page = runs_page(self.experiment_id)
         if self.uri.startswith(("http://", "https://")):
             return f"MLflow run {self.run_id}: {self._shown.rstrip('/')}/{page}"
-        browse = shlex.join(
-            [this_python(), "-m", "mlflow", "ui", "--backend-store-uri", self._shown]
-        )
+        # One worker: the UI serves one reader, and four took half a minute to start on 2 cores.
+        ui = [this_python(), "-m", "mlflow", "ui", "--workers", "1"]
+        browse = shlex.join([*ui, "--backend-store-uri", self._shown])
+        if not _ui_installed():  # the core install has MLflow's client only
+            browse = f"{install_command('ui')}, then {browse}"
         return (
             f"MLflow run {self.run_id} in {self._shown} (browse: {browse}, "
             f"then open http://127.0.0.1:5000/{page})"

@@ -42,7 +42,7 @@ Tables = dict[str, pd.DataFrame]
 class FigureSpec:
     """How to derive one figure's tables from a store and draw them."""
 
-    recipe: str  # conf/experiment/<recipe>.yaml
+    recipe: str  # paper/conf/experiment/<recipe>.yaml
     tables: tuple[str, ...]  # CSV names; the first is required
     compute: Callable[[str], Tables]
     draw: Callable[[Tables], Figure]
@@ -229,7 +229,7 @@ def _tables(
     except NoRunsError as exc:
         raise NoRunsError(
             f"{name}: {exc}; produce the runs with `{spec.command}` "
-            f"(conf/experiment/{spec.recipe}.yaml)"
+            f"(paper/conf/experiment/{spec.recipe}.yaml)"
         ) from None
 
 

@@ -1,4 +1,4 @@
-"""Tuners that exist only to produce paper figures (used by recipes in ``conf/experiment/``).
+"""Tuners that exist only to produce paper figures (used by recipes in ``paper/conf/experiment/``).
 
 * :class:`SubspaceRecordingClassyTune` (Fig. 8): the paper's ClassyTune
   (:class:`classytune.ClassyTunePaper`) that also writes every search round's promising
@@ -141,11 +141,12 @@ class SweepTuner(Tuner):
 
 class MappedExpertTuner(Tuner):
     """Fig. 7 on a surrogate: the default, then the ``style`` expert setting of the real
-    ``system`` (its rules in ``systems/<system>/expert.py``, computed on that system's own
-    catalogue ``catalogue`` with this machine's memory and cores) moved into the surrogate's
-    space: values converted between the units both catalogues state (B/KiB/MiB/GiB), then
-    clamped into the surrogate's recorded ranges (:meth:`Space.fit`). Knobs the surrogate lacks
-    are dropped; the log says which knobs were mapped and which were clamped."""
+    ``system`` (its rules in the module ``rules``, e.g. ``systems.mysql.expert``, computed on
+    that system's own catalogue ``catalogue`` with this machine's memory and cores) moved into
+    the surrogate's space: values converted between the units both catalogues state
+    (B/KiB/MiB/GiB), then clamped into the surrogate's recorded ranges (:meth:`Space.fit`).
+    Knobs the surrogate lacks are dropped; the log says which knobs were mapped and which were
+    clamped."""
 
     name = "expert"
 
@@ -159,19 +160,20 @@ class MappedExpertTuner(Tuner):
         seed: int = 0,
         budget: int = 2,
         system: str = "",
+        rules: str | None = None,
         style: str = "manual",
         catalogue: str = "",
         knob_set: str | None = None,
     ) -> None:
         super().__init__(space, seed, budget)
+        from baselines.expert import expert_setting
         from harness.space import load_catalogue
-        from paper.expert import expert_setting
 
         real = load_catalogue(catalogue, knob_set)
         self.system, self.style = system, style
         self.name = self.configured_name(style=style)
-        rules = expert_setting(real, system, style)
-        self.mapped = self.map_setting(rules, real, space)
+        setting = expert_setting(real, rules, style, system=system)
+        self.mapped = self.map_setting(setting, real, space)
         self.setting = {**space.default(), **space.fit(self.mapped)}
         self.preferred_batch = min(2, budget)
 

@@ -9,7 +9,7 @@ every replica holds the data before the system snapshots it). Each test runs ``y
 for ``duration_s`` seconds (``maxexecutiontime``; ``operationcount`` is set high enough never
 to end a run first), after an optional warm-up run whose results are discarded (it warms the
 nodes; every phase is a fresh client JVM). The measured run's status lines (one per second)
-go into the workload's ``intervals`` recorder (see :mod:`systems.intervals`); the warm-up's do
+go into the workload's ``intervals`` recorder (see :mod:`harness.intervals`); the warm-up's do
 not.
 """
 
@@ -25,9 +25,9 @@ from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.hosts.machine import install_dir
 from harness.hosts.process import run_step
+from harness.intervals import IntervalRecorder
 from harness.system import MetricSpec, System, Workload
 from systems.cassandra import ycsb
-from systems.intervals import IntervalRecorder
 from systems.java_text import jvm_options
 
 __all__ = ["YCSBWorkload"]
@@ -196,7 +196,10 @@ class YCSBWorkload(Workload):
             output_tail=lambda out, err: tail(out + err),
         )
 
-    def _ycsb(self, cassandra: Any, phase: str, seconds: float, limit: float) -> tuple[str, str]:
+    def _ycsb(
+        self, cassandra: Any, phase: str, seconds: float, limit: float, measured: bool = False
+    ) -> tuple[str, str]:
+        """One YCSB client run; a ``measured`` one feeds its status lines to the intervals."""
         command = self.command(cassandra, phase, seconds)
         load = cassandra.cluster.load
         result = run_step(
@@ -205,6 +208,7 @@ class YCSBWorkload(Workload):
             what=f"YCSB {phase}",
             timeout_s=limit,
             output_tail=lambda out, err: tail(out + err),
+            on_line=self.intervals.line_feeder(ycsb.parse_status_line) if measured else None,
         )
         return result.stdout, result.stderr
 
@@ -218,9 +222,8 @@ class YCSBWorkload(Workload):
         if self.warmup_s > 0:
             self._ycsb(cassandra, "run", self.warmup_s, self._limit(self.warmup_s, timeout_s))
         output, errors = self._ycsb(
-            cassandra, "run", self.duration_s, self._limit(self.duration_s, timeout_s)
+            cassandra, "run", self.duration_s, self._limit(self.duration_s, timeout_s), True
         )
-        self.intervals.feed_output(errors, ycsb.parse_status_line)
         cassandra.check_nodes()  # a node that died mid-test voids the measurement
         metrics = ycsb.ycsb_metrics(output, ("READ", "UPDATE"), errors)
         log.info(

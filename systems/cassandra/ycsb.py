@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
-from systems.intervals import IntervalSample, finite_number
+from harness.intervals import IntervalSample, finite_number
 from systems.java_text import jvm_options
 
 __all__ = [

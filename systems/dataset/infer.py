@@ -16,8 +16,11 @@ Rules (each a documented choice, see ``systems/dataset/README.md``):
 * **Knob types.** All values true/false -> bool; one-hot and feature/detail 0/1 column groups
   -> one enum knob each, and numbers recorded at only a few levels -> an ordinal (enum) knob
   over exactly those levels (:mod:`systems.dataset.structure`; ``one_hot=False`` and
-  ``ordinal=False`` turn these off); other numbers -> int if all whole, else float, with the
-  data's min/max as range; all text with at most ``max_enum`` distinct values -> enum; a
+  ``ordinal=False`` turn these off); a BestConfig type code (``rename=bestconf``, prefix
+  ``sqlmyd_Type``), sampled there as a continuous number, -> an enum over its whole codes;
+  other numbers -> int if at least :data:`WHOLE_SHARE` of them are whole (a count: recorded
+  fractions are rounded, as the system rounded them), else float, with the data's min/max
+  as range; all text with at most ``max_enum`` distinct values -> enum; a
   mostly-numeric column with some text is an error naming the cell. Constant columns are
   dropped with a logged note. Every knob's reason is in :attr:`Dataset.inference`.
 * **Default.** A given ``default_config`` (knobs it lacks: median/mode); else the row flagged
@@ -76,6 +79,20 @@ _BESTCONF_PREFIXES = (
     ("mapred", ""),
     ("yarn", ""),
 )
+
+
+def bestconf_codes(column: str) -> bool:
+    """Whether a BestConfig column holds a type code (``sqlmyd_Typequery_cache_type``): a knob
+    of a few whole codes that BestConfig sampled as a continuous number."""
+    return column.startswith(_BESTCONF_CODES) and len(column) > len(_BESTCONF_CODES)
+
+
+#: BestConfig's prefix of a type code (the system takes a whole code: 0, 1, 2, ...).
+_BESTCONF_CODES = "sqlmyd_Type"
+#: A numeric column whose values are whole in at least this share of the rows is a count (an
+#: int knob): BestConfig recorded some settings of integer knobs with the fraction it sampled,
+#: which the system rounded (``maxThreads`` 9578.26); a real float knob is almost never whole.
+WHOLE_SHARE = 0.5
 
 
 def bestconf_name(column: str) -> tuple[str, str]:
@@ -157,8 +174,10 @@ def _infer_knob(
     unit: str,
     max_enum: int,
     max_levels: int,
+    codes: bool = False,
 ) -> tuple[Knob, str] | None:
-    """One knob from one column and why, or None if the column is constant."""
+    """One knob from one column and why, or None if the column is constant; ``codes``: the
+    column holds type codes (see :func:`bestconf_codes`)."""
     for i, cell in enumerate(cells):
         if cell is None:
             raise ConfigError(
@@ -175,25 +194,7 @@ def _infer_knob(
     numbers = [_number(t) for t in texts]
     n_numeric = sum(v is not None for v in numbers)
     if n_numeric == len(numbers):
-        values = np.array(numbers, dtype=float)
-        low, high = float(values.min()), float(values.max())
-        if low == high:
-            return None
-        if set(values.tolist()) == {0.0, 1.0}:
-            flag = bool(_median_level(values))
-            return Knob(name, "bool", default=flag, unit=unit), "0/1 values: an on/off flag"
-        levels = recorded_levels(values.tolist(), max_levels)
-        if levels is not None:
-            default = _median_level(values)
-            level = next(v for v in levels if float(v) == default)
-            why = f"numbers recorded at only {len(levels)} levels: ordinal over exactly those"
-            return Knob(name, "enum", default=level, values=levels, unit=unit), why
-        whole = bool(np.all(values == np.round(values)))
-        median = float(np.median(values))
-        why = f"{len(set(texts))} distinct numbers: a range, the data's min..max"
-        if whole:
-            return Knob(name, "int", default=round(median), low=low, high=high, unit=unit), why
-        return Knob(name, "float", default=median, low=low, high=high, unit=unit), why
+        return _numeric_knob(name, np.array(numbers, dtype=float), unit, max_levels, codes)
     if column in table.nominal or n_numeric * 2 < len(numbers):
         distinct = sorted(set(texts))
         if len(distinct) > max_enum:
@@ -211,16 +212,61 @@ def _infer_knob(
     )
 
 
+def _numeric_knob(
+    name: str, values: np.ndarray, unit: str, max_levels: int, codes: bool
+) -> tuple[Knob, str] | None:
+    """A knob from a column of numbers (see the module docstring's knob types)."""
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        return None
+    if set(values.tolist()) == {0.0, 1.0}:
+        flag = bool(_median_level(values))
+        return Knob(name, "bool", default=flag, unit=unit), "0/1 values: an on/off flag"
+    if codes:
+        levels = tuple(sorted({round(v) for v in values.tolist()}))
+        default = _nearest(levels, _median_level(values))
+        why = f"a type code (BestConfig's Type prefix): enum over the {len(levels)} whole codes"
+        return Knob(name, "enum", default=default, values=levels, unit=unit), why
+    found = recorded_levels(values.tolist(), max_levels)
+    if found is not None:
+        level = _nearest(found, _median_level(values))
+        why = f"numbers recorded at only {len(found)} levels: ordinal over exactly those"
+        return Knob(name, "enum", default=level, values=found, unit=unit), why
+    whole = float(np.mean(values == np.round(values)))
+    median = float(np.median(values))
+    distinct = len(set(values.tolist()))
+    if whole >= WHOLE_SHARE:
+        rounded = np.round(values)
+        why = f"{distinct} distinct numbers: a range, the data's min..max"
+        if whole < 1:
+            why = f"{distinct} distinct numbers, {whole:.0%} whole: a count, the data's min..max"
+        knob = Knob(
+            name,
+            "int",
+            default=round(median),
+            low=int(rounded.min()),
+            high=int(rounded.max()),
+            unit=unit,
+        )
+        return knob, why
+    why = f"{distinct} distinct numbers: a range, the data's min..max"
+    return Knob(name, "float", default=median, low=low, high=high, unit=unit), why
+
+
+def _nearest(levels: Sequence[int | float], number: float) -> int | float:
+    """The level closest to ``number`` (a recorded level matches itself)."""
+    return min(levels, key=lambda level: abs(float(level) - number))
+
+
 def _cell_value(knob: Knob, cell: str) -> bool | int | float | str:
     if knob.type == "bool":
         return cell.lower() in _TRUE or _number(cell) == 1.0
     if knob.type == "enum":
-        if knob.values and not isinstance(knob.values[0], str):  # recorded numeric levels
-            number = float(cell)
-            return next(v for v in knob.values if float(v) == number)
+        if knob.values and not isinstance(knob.values[0], str):  # numeric levels or codes
+            return _nearest(knob.values, float(cell))  # type: ignore[arg-type]
         return cell
     number = float(cell)
-    return int(number) if knob.type == "int" else number
+    return round(number) if knob.type == "int" else number
 
 
 def _describe(knob: Knob) -> str:
@@ -279,12 +325,11 @@ def build_dataset(
                 typed.add_group(grouped[column], numeric, varying, len(table.rows))
             continue
         name = column.removeprefix("config.") if export else column
-        unit = ""
+        unit, codes = "", False
         if rename == "bestconf":
-            name, unit = bestconf_name(column)
-        found = _infer_knob(
-            name, column, cells[column], table, unit, max_enum, max_levels if ordinal else 0
-        )
+            (name, unit), codes = bestconf_name(column), bestconf_codes(column)
+        levels = max_levels if ordinal else 0
+        found = _infer_knob(name, column, cells[column], table, unit, max_enum, levels, codes)
         if found is None:
             notes.append(f"dropped constant column {column!r}")
             log.info("%s: dropped constant column %r (not a knob)", table.source, column)

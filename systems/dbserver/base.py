@@ -5,6 +5,12 @@ One session = ``setup`` (create the instance, start it with the default configur
 workload load its data, stop, snapshot the stopped data directory) and then per test ``reset``
 (restore the snapshot with a plain copy, timed) → ``apply`` → ``start`` → workload → ``stop``.
 
+Cheaper tests (rules in :mod:`systems.dbserver.reuse`): ``reset`` copies nothing while only a
+read-only workload ran since the last copy; with ``reload=True`` (off by default: a reload keeps
+caches warm) and a read-only workload, ``stop`` leaves the server running between tests and
+``start`` reloads it when every changed knob is reloadable (one static change: a restart).
+``shutdown`` is the real stop, at teardown and at exit.
+
 Every command goes through :class:`~harness.executor.Executor` as an argument list, and every
 file is written with ``executor.write_text``, so the same adapter can drive a remote host.
 When the harness runs as root, server processes and their files belong to the unprivileged
@@ -37,6 +43,7 @@ from harness.hosts.machine import Machine
 from harness.hosts.process import kill_process_group, process_alive, process_state, stop_process
 from harness.space import Config, Space
 from harness.system import System, Workload
+from systems.dbserver.reuse import changed_knobs, needs_restart, reads_only
 
 __all__ = ["BENCH_DATABASE", "ServerSystem"]
 
@@ -52,7 +59,7 @@ def _stop_all_at_exit() -> None:
     """Last resort when the session's ``finally`` did not run (e.g. an unhandled signal path)."""
     for system in list(_RUNNING):
         try:
-            system.stop()
+            system.shutdown()
         except Exception as exc:
             log.warning("atexit: could not stop %s: %s", system.name, exc)
 
@@ -86,6 +93,7 @@ class ServerSystem(System):
         run_as: str | None = None,
         stop_timeout_s: float = 60.0,
         load: Executor | None = None,
+        reload: bool = False,
     ) -> None:
         super().__init__(space)
         if not stop_timeout_s > 0:
@@ -110,6 +118,17 @@ class ServerSystem(System):
         self.port = 0
         self.config: Config = self.space.default()
         self.restore_times: list[float] = []
+        #: Whether a test may reload a running server instead of restarting it (see the module).
+        self.reload = bool(reload)
+        #: Knobs this product applies without a restart (the catalogue's ``reloadable:``).
+        self.reloadable: frozenset[str] = frozenset()
+        #: The configuration the running server has (None while it is stopped).
+        self.running_config: Config | None = None
+        #: Whether the data directory still holds what the snapshot holds.
+        self.data_pristine = False
+        self.workload_reads_only = False
+        self.restores_skipped = 0
+        self.reloads = 0
         #: The instance's password (fresh per setup; hex, so it needs no quoting anywhere).
         self.secret = ""
         self._owns_tempdir = False
@@ -187,6 +206,7 @@ class ServerSystem(System):
             self.port,
             self.executor.host,
         )
+        self.workload_reads_only = reads_only(workload)
         self._initialise()
         self.apply(self.space.default())
         self.start(120.0)
@@ -195,7 +215,7 @@ class ServerSystem(System):
             workload.prepare(self, Path(workdir))
             self._before_snapshot()
         finally:
-            self.stop()
+            self.shutdown()
         started = time.perf_counter()
         self.as_user(["rm", "-rf", str(self.snapshot_dir)])
         self.as_user(["cp", "-a", "--reflink=auto", str(self.data_dir), str(self.snapshot_dir)])
@@ -204,6 +224,7 @@ class ServerSystem(System):
             self.name,
             time.perf_counter() - started,
         )
+        self.data_pristine = True
 
     def _instance_dir(self, workdir: Path) -> Path:
         """``<workdir>/<instance_name>``, or a private temp folder when the server user cannot
@@ -297,8 +318,13 @@ class ServerSystem(System):
         return process_alive(self.executor, pid)
 
     def reset(self) -> None:
-        """Stop, then replace the data directory with a fresh copy of the snapshot."""
-        self.stop()
+        """Stop, then replace the data directory with a fresh copy of the snapshot; nothing
+        while the data still is the snapshot's (only a read-only workload ran since)."""
+        if self.data_pristine:
+            self.restores_skipped += 1
+            log.debug("%s: data unchanged since the last restore: no copy", self.name)
+            return
+        self.shutdown()
         started = time.perf_counter()
         self.as_user(["rm", "-rf", str(self.data_dir)])
         # A plain copy (reflink where the file system offers it): hard links would let the
@@ -306,23 +332,61 @@ class ServerSystem(System):
         self.as_user(["cp", "-a", "--reflink=auto", str(self.snapshot_dir), str(self.data_dir)])
         elapsed = time.perf_counter() - started
         self.restore_times.append(elapsed)
+        self.data_pristine = True
         log.info("%s: data directory restored in %.2fs", self.name, elapsed)
 
     def start(self, timeout_s: float) -> None:
-        self.stop()
+        """Reload the running server when allowed and enough, else (re)start it and wait."""
+        # whatever happens next, only a read-only workload keeps the data the snapshot's
+        self.data_pristine = self.data_pristine and self.workload_reads_only
+        if self._reloaded():
+            return
+        self.shutdown()
         _RUNNING.add(self)
-        self._launch(timeout_s)
+        try:
+            self._launch(timeout_s)
+        except HarnessError:
+            self.data_pristine = False  # a failed start may have recovered or resized files
+            raise
+        self.running_config = dict(self.config)
+
+    def _reloaded(self) -> bool:
+        """Whether the running server took the new configuration by a reload (False: it
+        needs a restart, reloading is off, or the reload did not take)."""
+        running = self.running_config
+        if not self.reload or running is None or not self._running():
+            return False
+        changed = changed_knobs(running, self.config)
+        if needs_restart(changed, self.reloadable):
+            return False
+        try:
+            self._reload({name: self.config[name] for name in sorted(changed)})
+        except HarnessError as exc:
+            log.warning("%s: reload failed (%s); restarting instead", self.name, exc)
+            return False
+        self.running_config = dict(self.config)
+        self.reloads += 1
+        return True
 
     def stop(self) -> None:
+        """The end of a test: leave the server running when the next test may reload it
+        (``reload`` on, and the data survives the test), else shut it down."""
+        if self.reload and self.data_pristine and self.instance is not None and self._running():
+            return
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the server (cleanly, or killed after ``stop_timeout_s``)."""
         if self.instance is None:
             return
         if self._running():
             self._halt()
+        self.running_config = None
         _RUNNING.discard(self)
 
     def teardown(self) -> None:
         try:
-            self.stop()
+            self.shutdown()
         finally:
             if self._owns_tempdir and self.instance is not None:
                 self.executor.run(["rm", "-rf", str(self.instance)], check=False)
@@ -337,6 +401,9 @@ class ServerSystem(System):
             "address": self.address,
             "load_host": self.load.host,
             "restore_s_mean": f"{mean:.3f}",
+            "restores_skipped": str(self.restores_skipped),
+            "reload": str(self.reload).lower(),
+            "reloads": str(self.reloads),
         }
 
     def log_tail(self, lines: int = 30) -> str:
@@ -367,6 +434,11 @@ class ServerSystem(System):
     @abstractmethod
     def _launch(self, timeout_s: float) -> None:
         """Start the server and wait until it accepts connections, or SystemStartError."""
+
+    @abstractmethod
+    def _reload(self, changed: Config) -> None:
+        """Give the running server the ``changed`` (reloadable) knobs without a restart and
+        check it answers with them; HarnessError when it does not (the test then restarts)."""
 
     @abstractmethod
     def _halt(self) -> None:

@@ -7,7 +7,7 @@ computes p95 and p99 (sysbench itself reports only one percentile).
 ``--report-interval=1`` makes it print one line per second while it runs (``[ 3s ] thds: 2 tps:
 345.87 qps: 6937.46 (r/w/o: ...) lat (ms,95%): 8.28 err/s: 0.00 reconn/s: 0.00``), read by the
 pure :func:`parse_interval_line` into the workload's :attr:`SysbenchOLTP.intervals` (see
-:mod:`systems.intervals`); the final metrics still come from the summary alone.
+:mod:`harness.intervals`); the final metrics still come from the summary alone.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.hosts.process import run_step
+from harness.intervals import IntervalRecorder, IntervalSample, finite_number
 from harness.system import MetricSpec, System, Workload, whole_number
 from systems.dbserver.base import ServerSystem
 from systems.dbserver.host import find_binary
-from systems.intervals import IntervalRecorder, IntervalSample, finite_number
 
 __all__ = [
     "SysbenchOLTP",
@@ -148,7 +148,7 @@ class SysbenchOLTP(Workload):
     """sysbench OLTP (``mix``: readonly or readwrite) on PostgreSQL or MySQL/MariaDB.
 
     Each run also emits sysbench's one-second reports into :attr:`intervals` (a
-    :class:`~systems.intervals.IntervalRecorder` of ``tps`` and friends).
+    :class:`~harness.intervals.IntervalRecorder` of ``tps`` and friends).
     """
 
     metrics = (
@@ -173,6 +173,8 @@ class SysbenchOLTP(Workload):
         if mix not in _SCRIPTS:
             raise ConfigError(f"sysbench mix {mix!r} is unknown; use readonly or readwrite")
         self.mix = mix
+        #: oltp_read_only only reads: the server may skip the data restore after it.
+        self.read_only = mix == "readonly"
         self.name = mix
         self.duration_s = float(duration_s)
         self.threads = whole_number(threads, "threads")
@@ -217,8 +219,8 @@ class SysbenchOLTP(Workload):
             timeout_s=limit,
             env=system.client_env(),
             output_tail=lambda out, err: tail(out + err),
+            on_line=self.intervals.line_feeder(parse_interval_line),
         )
-        self.intervals.feed_output(result.stdout, parse_interval_line)
         return parse_sysbench(result.stdout)
 
     def params(self) -> dict[str, Any]:

@@ -9,7 +9,7 @@ once per session (TeraGen; the files a DFSIO read needs); each test runs the job
 checks that no daemon died meanwhile (a run on a crippled cluster is no measurement).
 
 While a job runs, its elapsed wall time is emitted once a second into the workload's
-``intervals`` recorder (see :mod:`systems.intervals`): a running lower bound on the client's
+``intervals`` recorder (see :mod:`harness.intervals`): a running lower bound on the client's
 wall time, which the recorder's target metric is (TeraSort's ``duration_s``, ``client_s``) or
 approaches from below by the client's start-up (TestDFSIO's ``exec_time_s``).
 """
@@ -26,10 +26,10 @@ from typing import Any
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.hosts.process import run_step
+from harness.intervals import IntervalRecorder, elapsed_bound
 from harness.system import MetricSpec, System, Workload, whole_number
 from systems.hadoop.parse import job_failure, parse_dfsio_results
 from systems.hadoop.system import HadoopSystem
-from systems.intervals import IntervalRecorder, elapsed_bound
 
 __all__ = ["TeraSortWorkload", "TestDFSIOWorkload"]
 
@@ -81,6 +81,7 @@ class HadoopJob(Workload):
                 timeout_s=timeout_s,
                 check=False,
                 env=env,
+                on_line=self.intervals.checkpoint,  # an early stop lands at a log line
             )
         seconds = time.monotonic() - began
         output = f"{result.stdout}\n{result.stderr}"

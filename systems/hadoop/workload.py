@@ -7,7 +7,7 @@ HiBench's Hive and Mahout runs exit 0 even when the query failed (and still appe
 line), so the output is also searched for failure lines.
 
 While a run goes, its elapsed wall time is emitted once a second into the workload's
-``intervals`` recorder (see :mod:`systems.intervals`): a running bound that the report's
+``intervals`` recorder (see :mod:`harness.intervals`): a running bound that the report's
 ``duration_s`` approaches from below by the scripts' start-up.
 """
 
@@ -21,6 +21,7 @@ from typing import Any
 from harness.errors import ConfigError, WorkloadError, WorkloadTimeout
 from harness.executor import tail
 from harness.hosts.process import run_step
+from harness.intervals import IntervalRecorder, elapsed_bound
 from harness.system import MetricSpec, System, Workload
 from systems.hadoop import commands
 from systems.hadoop.hibench import HiBenchHost
@@ -31,7 +32,6 @@ from systems.hadoop.parse import (
     new_report_rows,
     parse_dfsio_results,
 )
-from systems.intervals import IntervalRecorder, elapsed_bound
 
 __all__ = ["DFSIOeWorkload", "HiBenchWorkload"]
 
@@ -142,6 +142,7 @@ class HiBenchWorkload(Workload):
                 timeout_s=timeout_s,
                 check=False,  # judged below, with bench.log's tail
                 env=hadoop.hibench_env(),
+                on_line=self.intervals.checkpoint,  # an early stop lands at a log line
             )
         output = f"{result.stdout}\n{result.stderr}"
         if not result.ok:

@@ -18,6 +18,7 @@ import logging
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -202,8 +203,10 @@ class MapReduceSystem(System):
         timeout_s: float | None,
         scale: float = 1.0,
         seed: int = 0,
+        on_line: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
-        """Run one JVM; return ``{"job_s", "jobs", "wall_s"}`` or raise by status."""
+        """Run one JVM; return ``{"job_s", "jobs", "wall_s"}`` or raise by status.
+        ``on_line`` hears its output lines as they come (an early stop lands at one)."""
         root = self._root()
         defines = [arg for key, value in self.options.items() for arg in ("-D", f"{key}={value}")]
         command = [
@@ -229,6 +232,7 @@ class MapReduceSystem(System):
             check=False,  # judged below, from the markers it printed
             output_tail=lambda _out, err: tail(err, 30),
             cwd=str(root),
+            on_line=on_line,
         )
         parsed = parse_mr(result.stdout)
         cause = first_error(result.stderr) or f"exit {result.exit_code}"

@@ -5,7 +5,7 @@
 data are identical for a given scale); ``run`` runs the job chain in a fresh JVM with the
 configuration under test. The metric is the summed duration of the job chain (minimised).
 While the chain runs, its elapsed wall time is emitted once a second into the workload's
-``intervals`` recorder (see :mod:`systems.intervals`): a running lower bound on
+``intervals`` recorder (see :mod:`harness.intervals`): a running lower bound on
 ``total_wall_s``.
 """
 
@@ -15,8 +15,8 @@ import logging
 from pathlib import Path
 
 from harness.errors import ConfigError
+from harness.intervals import IntervalRecorder, elapsed_bound
 from harness.system import MetricSpec, System, Workload
-from systems.intervals import IntervalRecorder, elapsed_bound
 
 __all__ = ["JOB_NAMES", "MapReduceJob"]
 
@@ -66,7 +66,13 @@ class MapReduceJob(Workload):
         assert isinstance(system, MapReduceSystem) and self.data is not None
         with elapsed_bound(self.intervals):
             result = system.run_request(
-                "run", self.job, self.data, timeout_s, self.scale, self.seed
+                "run",
+                self.job,
+                self.data,
+                timeout_s,
+                self.scale,
+                self.seed,
+                on_line=self.intervals.checkpoint,
             )
         log.info(
             "%s: %d job(s) in %.2fs (wall %.1fs)",

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.errors import ConfigError, ExecutorError
+from harness.errors import ConfigError, ExecutorError, HarnessError
 from harness.executor import Executor
 from harness.hosts.machine import Machine
 from harness.hosts.process import Deadline, StartFailed, wait_ready
@@ -24,6 +24,7 @@ from harness.system import Workload, native_header
 from systems.dbserver.base import BENCH_DATABASE, ServerSystem
 from systems.dbserver.conftext import mycnf_value
 from systems.dbserver.host import find_binary, memory_overrides
+from systems.dbserver.reuse import load_reloadable
 
 __all__ = [
     "CATALOGUE",
@@ -32,6 +33,8 @@ __all__ = [
     "format_value",
     "load_space",
     "render_mycnf",
+    "same_setting",
+    "sql_value",
 ]
 
 log = logging.getLogger(__name__)
@@ -55,6 +58,7 @@ _UNIT_BYTES = {
     "join_buffer_size": 2**10,
 }
 _SUFFIX = {"MB": "M", "kB": "K", "GB": "G"}
+_SIZE_BYTES = {"MB": 2**20, "kB": 2**10, "GB": 2**30}
 _DIRS = ["/usr/sbin", "/usr/bin", "/usr/local/mysql/bin"]
 _USER = "mysql"
 DATABASE = BENCH_DATABASE
@@ -81,6 +85,33 @@ def format_value(knob: Knob, value: Value) -> str:
             raise ConfigError(f"knob {knob.name!r}: {value!r} is not a finite number")
         return f"{number:.6g}"
     return mycnf_value(value, f"knob {knob.name!r}")
+
+
+def sql_value(knob: Knob, value: Value) -> str:
+    """A validated value as a ``SET GLOBAL`` expression: sizes in bytes, ON/OFF, numbers, or a
+    quoted and escaped string."""
+    if knob.type == "bool":
+        return "ON" if value else "OFF"
+    if knob.type == "int":
+        return str(int(value) * _SIZE_BYTES.get(knob.unit, 1))
+    if knob.type == "float":
+        return format_value(knob, value)
+    text = str(value)
+    if text.lstrip("-").isdigit():
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def same_setting(asked: str, answer: str) -> bool:
+    """Whether the server's ``@@GLOBAL`` answer is the value asked for (1/0 for ON/OFF,
+    numbers compared as numbers, text without quotes and case)."""
+    words = {"on": "1", "off": "0", "true": "1", "false": "0"}
+    want = words.get(asked.strip("'").lower(), asked.strip("'"))
+    got = words.get(answer.strip().lower(), answer.strip())
+    try:
+        return math.isclose(float(want), float(got), rel_tol=1e-6)
+    except ValueError:
+        return want.lower() == got.lower()
 
 
 def render_mycnf(space: Space, config: Mapping[str, Value], base: Sequence[str]) -> str:
@@ -114,8 +145,12 @@ class MySQLSystem(ServerSystem):
         space: Space | None = None,
         stop_timeout_s: float = 60.0,
         load: Executor | None = None,
+        reload: bool = False,
     ) -> None:
-        super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s, load)
+        super().__init__(
+            space or load_space(knob_set), executor, run_as, stop_timeout_s, load, reload
+        )
+        self.reloadable = load_reloadable(CATALOGUE, self.space)
         self.knob_set = str(knob_set)
         self._own_space = space is None  # ours to rescale to the SUT host at preflight
         self.version = ""
@@ -226,6 +261,7 @@ class MySQLSystem(ServerSystem):
         # now that only authenticated accounts exist, listen on TCP for the workload
         self._bootstrap = False
         self.apply(self.config)
+        self.shutdown()  # a restart, never a reload: the listening options are not knobs
         self.start(120.0)
 
     def _secure_accounts(self) -> None:
@@ -304,6 +340,28 @@ class MySQLSystem(ServerSystem):
             timeout_s=10,
         )
         return None if ping.ok else "mysqladmin ping gets no answer"
+
+    def _reload(self, changed: Config) -> None:
+        """``SET GLOBAL`` each changed (dynamic) knob, then read them all back: a value the
+        server adjusted (e.g. innodb_io_capacity above innodb_io_capacity_max) means the
+        running server is not the configuration under test."""
+        if not changed:
+            self.sql("SELECT 1")  # nothing to change: only that it still answers
+            return
+        names = sorted(changed)
+        asked = [sql_value(self.space[name], changed[name]) for name in names]
+        assignments = [
+            f"SET GLOBAL {name} = {value}" for name, value in zip(names, asked, strict=True)
+        ]
+        reads = ", ".join(f"@@GLOBAL.{name}" for name in names)
+        answer = self.sql("; ".join([*assignments, f"SELECT {reads}"])).split("\t")
+        kept = [
+            f"{name} = {got} (asked {want})"
+            for name, want, got in zip(names, asked, answer, strict=False)
+            if not same_setting(want, got)
+        ]
+        if kept or len(answer) != len(names):
+            raise HarnessError(f"mysql: SET GLOBAL did not take: {', '.join(kept) or answer}")
 
     def _leftover_pid(self) -> int | None:
         try:

@@ -6,7 +6,7 @@ pgbench prints throughput and average latency; p95/p99 come from its per-transac
 
 ``-P 1`` makes it report once per second on stderr while it runs (``progress: 3.0 s, 1186.9
 tps, lat 1.681 ms stddev 0.617, 0 failed``), read by the pure :func:`parse_progress_line` into
-the workload's ``intervals`` recorder (see :mod:`systems.intervals`); the final metrics still
+the workload's ``intervals`` recorder (see :mod:`harness.intervals`); the final metrics still
 come from the summary alone.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.hosts.process import run_step
+from harness.intervals import IntervalRecorder, IntervalSample, finite_number
 from harness.system import MetricSpec, System, Workload, whole_number
-from systems.intervals import IntervalRecorder, IntervalSample, finite_number
 from systems.postgres.system import DATABASE, PostgresSystem
 
 __all__ = [
@@ -156,6 +156,9 @@ class PgBench(Workload):
         if mode not in ("tpcb", "select"):
             raise ConfigError(f"pgbench mode {mode!r} is unknown; use tpcb or select")
         self.mode = mode
+        #: select-only (-S) only reads (its pre-run VACUUM, and TRUNCATE of the history table
+        #: that only tpcb fills, change no row): the server may skip the data restore after it.
+        self.read_only = mode == "select"
         self.name = "pgbench"
         self.duration_s = float(duration_s)
         self.clients = whole_number(clients, "clients")
@@ -210,8 +213,8 @@ class PgBench(Workload):
             cwd=str(logs),
             env=system.client_env(),
             output_tail=lambda out, err: tail(out + err),
+            on_line=self.intervals.line_feeder(parse_progress_line),
         )
-        self.intervals.feed_output(result.stderr, parse_progress_line)
         metrics = parse_pgbench(result.stdout)
         logged = executor.run(
             ["find", str(logs), "-type", "f", "-name", "pgbench_log*", "-exec", "cat", "{}", "+"],

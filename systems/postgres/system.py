@@ -13,18 +13,20 @@ import glob
 import ipaddress
 import logging
 import math
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.errors import ConfigError, ExecutorError, SystemStartError
+from harness.errors import ConfigError, ExecutorError, HarnessError, SystemStartError
 from harness.executor import Executor
 from harness.hosts.machine import Machine
-from harness.hosts.process import run_step
+from harness.hosts.process import Deadline, run_step
 from harness.space import Config, Knob, Space, Value, load_catalogue
 from harness.system import native_header
 from systems.dbserver.base import BENCH_DATABASE, ServerSystem
 from systems.dbserver.conftext import pg_string
 from systems.dbserver.host import find_binary, memory_overrides
+from systems.dbserver.reuse import load_reloadable
 
 __all__ = [
     "CATALOGUE",
@@ -59,6 +61,8 @@ _UNIT_BYTES = {
 _PG_UNITS = {"kB", "MB", "GB", "TB", "ms", "s", "min", "h", "d"}
 _PG_DIRS = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)  # newest major first
 _USER = "postgres"
+#: How long a reload may take to reach new connections before the test restarts instead.
+_RELOAD_WAIT_S = 10.0
 DATABASE = BENCH_DATABASE
 
 
@@ -111,8 +115,12 @@ class PostgresSystem(ServerSystem):
         space: Space | None = None,
         stop_timeout_s: float = 60.0,
         load: Executor | None = None,
+        reload: bool = False,
     ) -> None:
-        super().__init__(space or load_space(knob_set), executor, run_as, stop_timeout_s, load)
+        super().__init__(
+            space or load_space(knob_set), executor, run_as, stop_timeout_s, load, reload
+        )
+        self.reloadable = load_reloadable(CATALOGUE, self.space)
         self.knob_set = str(knob_set)
         self._own_space = space is None  # ours to rescale to the SUT host at preflight
 
@@ -278,6 +286,27 @@ class PostgresSystem(ServerSystem):
             # hung or SIGSTOPped: pg_ctl gave up, and a surviving postmaster would hold the
             # port and make the next test fail as if its configuration had crashed
             self.stop_pid(pid, terminate=False, grace_s=0)
+
+    def _reload(self, changed: Config) -> None:
+        """``pg_reload_conf()`` (``tuning.conf`` is already written), wait until a new
+        connection has the reloaded files, and refuse a reload that left a setting waiting
+        for a restart or a line the server rejected."""
+        if not changed:
+            self.psql("SELECT 1")  # nothing to change: only that it still answers
+            return
+        loaded = self.psql("SELECT pg_conf_load_time(), pg_reload_conf()").split("|")[0]
+        deadline = Deadline.after(_RELOAD_WAIT_S)
+        while self.psql(f"SELECT pg_conf_load_time() > {pg_string(loaded, 'a time')}") != "t":
+            if deadline.expired():
+                raise HarnessError(f"postgres: no reload within {_RELOAD_WAIT_S:g}s")
+            time.sleep(0.02)
+        refused = self.psql(
+            "SELECT string_agg(name, ', ') FROM ("
+            "SELECT name FROM pg_settings WHERE pending_restart UNION "
+            "SELECT coalesce(name, error) FROM pg_file_settings WHERE error IS NOT NULL) r"
+        )
+        if refused:
+            raise HarnessError(f"postgres: the reload did not take {refused}")
 
     def _leftover_pid(self) -> int | None:
         return self._postmaster_pid()

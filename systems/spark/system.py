@@ -15,6 +15,7 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -166,8 +167,10 @@ class SparkSystem(System):
         scale: float = 1.0,
         seed: int = 0,
         properties: dict[str, str] | None = None,
+        on_line: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
-        """Run the job process; return ``{"started_s", "job_s", "wall_s", "summary"}``."""
+        """Run the job process; return ``{"started_s", "job_s", "wall_s", "summary"}``.
+        ``on_line`` hears its output lines as they come (an early stop lands at one)."""
         root = self._root()
         request: dict[str, Any] = {
             "mode": mode,
@@ -199,6 +202,7 @@ class SparkSystem(System):
             output_tail=lambda _out, err: _log_tail(err),
             env=env,
             cwd=str(root),
+            on_line=on_line,
         )
         parsed = parse_runner(result.stdout)
         if parsed.started_s is None:

@@ -5,7 +5,7 @@ seed, with Spark's default configuration); ``run`` runs the job in a fresh JVM w
 configuration under test. The metric is the job's duration (minimised); the JVM + session start
 time and the whole process wall time are reported too. While the job process runs, its
 elapsed wall time is emitted once a second into the workload's ``intervals`` recorder (see
-:mod:`systems.intervals`): a running lower bound on ``total_wall_s``.
+:mod:`harness.intervals`): a running lower bound on ``total_wall_s``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import logging
 from pathlib import Path
 
 from harness.errors import ConfigError
+from harness.intervals import IntervalRecorder, elapsed_bound
 from harness.system import MetricSpec, System, Workload
-from systems.intervals import IntervalRecorder, elapsed_bound
 from systems.spark import conf, jobs_index
 
 __all__ = ["SparkJob"]
@@ -86,7 +86,9 @@ class SparkJob(Workload):
 
         assert isinstance(system, SparkSystem) and self.data is not None
         with elapsed_bound(self.intervals):
-            result = system.run_request("run", self.job, self.data, timeout_s)
+            result = system.run_request(
+                "run", self.job, self.data, timeout_s, on_line=self.intervals.checkpoint
+            )
         log.info(
             "%s: job %.2fs (start %.1fs, wall %.1fs) %s",
             self.job,

@@ -8,9 +8,9 @@ every test replays the same requests.
 
 Each run is a fresh worker process (:mod:`systems.sqlite.worker`) started through
 :class:`~harness.executor.LocalExecutor` with the session's timeout; its one JSON line is turned
-into metrics by the pure :func:`parse_output`, and its per-second ``INTERVAL`` lines into the
-workload's ``intervals`` recorder by the pure :func:`parse_interval_line` (see
-:mod:`systems.intervals`).
+into metrics by the pure :func:`parse_output`, and its per-second ``INTERVAL`` lines, live, into
+the workload's ``intervals`` recorder by the pure :func:`parse_interval_line` (see
+:mod:`harness.intervals`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any, Literal
 from harness.errors import WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
 from harness.hosts.process import run_step
+from harness.intervals import IntervalRecorder, IntervalSample, parse_json_line
 from harness.system import MetricSpec, System, Workload
-from systems.intervals import IntervalRecorder, IntervalSample, parse_json_line
 from systems.sqlite.system import SQLiteSystem
 from systems.sqlite.worker import INTERVAL_PREFIX
 
@@ -160,8 +160,8 @@ class SQLiteOLTP(Workload):
             what=f"the SQLite worker ({self.mix})",
             timeout_s=timeout_s,
             output_tail=lambda out, err: tail(err or out),
+            on_line=self.intervals.line_feeder(parse_interval_line),
         )
-        self.intervals.feed_output(result.stdout, parse_interval_line)
         metrics = parse_output(result.stdout)
         metrics["setup_s"] = system.last_setup_s
         return metrics

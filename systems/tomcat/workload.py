@@ -9,7 +9,7 @@ Intervals: wrk itself reports nothing until it exits, so ``explore.lua`` counts 
 thread issues per wall-clock second (``HARNESS_INTERVAL thread=1 second=<epoch> requests=N``).
 :func:`wrk_intervals` sums the threads into one ``requests_per_s`` sample per whole second of the
 measured run (the first and last seconds are partial and left out) for the workload's
-``intervals`` recorder (see :mod:`systems.intervals`). Each connection issues its next request
+``intervals`` recorder (see :mod:`harness.intervals`). Each connection issues its next request
 when the last one is answered, so issued requests track answered ones within the number of
 connections per second; unlike the final ``requests_per_s`` they include error responses.
 Consecutive short wrk runs were the alternative: every slice would reconnect and restart wrk's
@@ -31,8 +31,8 @@ from pathlib import Path
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import tail
 from harness.hosts.process import run_step
+from harness.intervals import IntervalRecorder, IntervalSample
 from harness.system import MetricSpec, System, Workload, whole_number
-from systems.intervals import IntervalRecorder, IntervalSample
 
 __all__ = ["WebExploration", "parse_interval_line", "parse_wrk", "wrk_intervals"]
 

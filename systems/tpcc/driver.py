@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from typing import Any
 
-from systems.intervals import IntervalSample, parse_json_line
+from harness.intervals import IntervalSample, parse_json_line
 from systems.tpcc.loader import Random, load
 from systems.tpcc.schema import DISTRICTS, Scale, connect, dialect_of
 from systems.tpcc.transactions import TRANSACTIONS, BusinessRollback, Context, pick

@@ -6,7 +6,7 @@ It works with any system that offers ``dbapi_target() -> dict`` (see
 an embedded SQLite system can return ``{"dialect": "sqlite", "path": ..., "init_sql": [...]}``.
 
 The driver's per-second ``TPCC-INTERVAL`` lines go into the workload's ``intervals`` recorder
-(see :mod:`systems.intervals`); the final metrics come from its summary line alone.
+(see :mod:`harness.intervals`); the final metrics come from its summary line alone.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 from harness.errors import ConfigError, WorkloadError
 from harness.executor import Executor, LocalExecutor, tail
 from harness.hosts.process import run_step
+from harness.intervals import IntervalRecorder
 from harness.system import MetricSpec, System, Workload, whole_number
-from systems.intervals import IntervalRecorder
 from systems.tpcc.driver import PASSWORD_ENV, parse_interval_line, parse_summary
 from systems.tpcc.schema import Scale
 
@@ -171,8 +171,8 @@ class TPCCWorkload(Workload):
             timeout_s=limit,
             env=driver_env(target),
             output_tail=lambda out, err: tail(out + err),
+            on_line=self.intervals.line_feeder(parse_interval_line),
         )
-        self.intervals.feed_output(result.stdout, parse_interval_line)
         return metrics_from_output(result.stdout)
 
     def params(self) -> dict[str, Any]:

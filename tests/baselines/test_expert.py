@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from omegaconf import DictConfig
 
+from baselines.expert import ExpertTuner, expert_setting, load_rules
 from harness.errors import ConfigError
 from harness.hosts.machine import Machine
 from harness.objectives.objective import Objective
@@ -18,13 +21,15 @@ from harness.session.session import Session
 from harness.space import Config
 from harness.store.samples import SampleStore
 from harness.tracking.tracker import NullTracker
-from paper.expert import ExpertTuner, expert_setting, load_rules
 from systems.synthetic import SyntheticSystem, SyntheticWorkload
+
+#: The synthetic systems' rules, as their configs name them (system.expert_rules).
+RULES = "systems.synthetic.expert"
 
 
 def test_synthetic_rules_and_one_test_after_default() -> None:
     space = SyntheticSystem("10").space
-    tuner = ExpertTuner(space, budget=2, system="synthetic10", style="manual")
+    tuner = ExpertTuner(space, budget=2, rules=RULES, style="manual")
     default, expert = tuner.ask(2)
     assert default == space.default() and expert != default
     assert expert["flush_policy"] == "o_direct" and expert["buffer_pool_mb"] == 1024
@@ -34,19 +39,29 @@ def test_synthetic_rules_and_one_test_after_default() -> None:
 
 def test_script_rules_scale_with_machine_and_clip(caplog: pytest.LogCaptureFixture) -> None:
     space = SyntheticSystem("10").space
-    small = expert_setting(space, "synthetic", "script", Machine(ram_bytes=4 << 30, cores=2))
+    small = expert_setting(space, RULES, "script", Machine(ram_bytes=4 << 30, cores=2))
     assert small["buffer_pool_mb"] == 1024 and small["worker_threads"] == 8
     with caplog.at_level(logging.WARNING):
-        huge = expert_setting(space, "synthetic", "script", Machine(ram_bytes=1 << 40, cores=64))
+        huge = expert_setting(space, RULES, "script", Machine(ram_bytes=1 << 40, cores=64))
     assert huge["buffer_pool_mb"] == 16384 and "clipped" in caplog.text
     assert space.validate(huge) == huge
 
 
 def test_missing_rules_and_unknown_style() -> None:
     with pytest.raises(ConfigError, match="no expert rules"):
-        load_rules("nosuchsystem")
+        load_rules(None, "nosuchsystem")
+    with pytest.raises(ConfigError, match="cannot be imported"):
+        load_rules("systems.nosuchsystem.expert", "nosuchsystem")
     with pytest.raises(ConfigError, match="style"):
-        expert_setting(SyntheticSystem("10").space, "synthetic", "guess")
+        expert_setting(SyntheticSystem("10").space, RULES, "guess")
+
+
+def test_each_system_config_names_its_own_rules(
+    compose_cfg: Callable[..., DictConfig],
+) -> None:
+    cfg = compose_cfg("tuner=expert_script", "system=mysql")
+    assert cfg.tuner.rules == "systems.mysql.expert"
+    assert compose_cfg("tuner=expert_manual", "system=surrogate_tomcat").tuner.rules is None
 
 
 def _told(trial: int, config: Config, score: float | None) -> Observation:
@@ -57,12 +72,12 @@ def _told(trial: int, config: Config, score: float | None) -> Observation:
 
 def test_the_answer_is_the_expert_setting_even_when_the_default_beat_it() -> None:
     space = SyntheticSystem("10").space
-    tuner = ExpertTuner(space, budget=2, system="synthetic10", style="manual")
+    tuner = ExpertTuner(space, budget=2, rules=RULES, style="manual")
     default, expert = tuner.ask(2)
     tuner.tell([_told(0, default, 100.0), _told(1, expert, 60.0)])
     answer = tuner.answer()
     assert answer is not None and answer.trial == 1 and tuner.best().trial == 0  # type: ignore[union-attr]
-    broken = ExpertTuner(space, budget=2, system="synthetic10", style="manual")
+    broken = ExpertTuner(space, budget=2, rules=RULES, style="manual")
     default, expert = broken.ask(2)
     broken.tell([_told(0, default, 100.0), _told(1, expert, None)])
     assert broken.answer() is not None and broken.answer().trial == 0  # type: ignore[union-attr]
@@ -75,7 +90,7 @@ def test_a_losing_expert_setting_is_confirmed_against_the_default(tmp_path: Path
     result = Session(
         session_id="s",
         store=store,
-        tuner_factory=functools.partial(ExpertTuner, system="synthetic10", style="manual"),
+        tuner_factory=functools.partial(ExpertTuner, rules=RULES, style="manual"),
         system=SyntheticSystem("10", noise=0.01),
         workload=SyntheticWorkload(),
         objective=Objective("throughput", "min"),

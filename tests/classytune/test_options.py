@@ -232,7 +232,7 @@ def test_a_collapsed_trust_region_starts_over(tmp_path: Path) -> None:
         local={"dims": "all"},
     )
     log = tuner.round_log
-    assert [r["restarts"] for r in log][0] == 0
+    assert log[0]["restarts"] == 0
     for before, after in itertools.pairwise(log):
         if after["improved"]:
             assert after["local_scale"] == pytest.approx(min(before["local_scale"] * 1.5, 0.5))
@@ -240,6 +240,17 @@ def test_a_collapsed_trust_region_starts_over(tmp_path: Path) -> None:
             assert after["local_scale"] == 0.2
             assert after["restarts"] == before["restarts"] + 1
     assert log[-1]["restarts"] >= 1
+
+
+def test_max_candidates_caps_the_lhs_set_and_local_dims_all_moves_every_knob() -> None:
+    space = SyntheticSystem("30").space
+    assert ClassyTuneRanked(space).n_candidates == 3000  # s_factor 100 x 30 knobs
+    capped = ClassyTuneRanked(space, max_candidates=500)
+    assert capped.n_candidates == 500 and capped.params()["max_candidates"] == 500
+    every = ClassyTuneRanked(space, local={"dims": "all"})
+    assert every.local.moved_knobs(space.dim) == 30.0
+    assert ClassyTuneRanked(space).local.moved_knobs(space.dim) == 20.0
+    assert ClassyTuneRanked(space, local={"dims": 3}).local.moved_knobs(space.dim) == 3.0
 
 
 def test_option_checks() -> None:

@@ -8,7 +8,7 @@ refuses every call, which proves that constructing one touches nothing.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ class RefusingExecutor(Executor):
         user: str | None = None,
         check: bool = True,
         input_text: str | None = None,
+        on_line: Callable[[str], None] | None = None,
     ) -> CommandResult:
         return self._refuse(f"run {list(command)}")  # type: ignore[no-any-return]
 

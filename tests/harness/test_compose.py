@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import pytest
 from hydra.utils import instantiate
@@ -14,7 +15,7 @@ from harness.builder.validate import check_workload_choices
 from harness.conf.schema import workloads_of
 from harness.errors import ConfigError
 from harness.system import System, Workload
-from tests.conftest import ROOT, group_options
+from tests.conftest import CONF, ROOT, group_options
 
 Compose = Callable[..., DictConfig]
 SYSTEMS = [s for s in group_options("system") if s != "dataset"]
@@ -50,11 +51,24 @@ def test_every_system_config_honours_the_contract(compose_cfg: Compose, system: 
         assert objective.metric == workload.metrics[0].name
 
 
-@pytest.mark.parametrize("workload", group_options("workload"))
-def test_every_workload_option_belongs_to_some_system(compose_cfg: Compose, workload: str) -> None:
-    if workload == "default":
-        return
-    assert any(workload in workloads_of(system) for system in group_options("system"))
+def test_workload_choices_are_generated_from_the_systems_workload_folders() -> None:
+    from hydra.core.config_store import ConfigStore
+
+    offered = {name for system in group_options("system") for name in workloads_of(system)}
+    generated = {
+        name.removesuffix(".yaml") for name in ConfigStore.instance().list("workload")
+    } - {"default"}
+    assert generated == offered  # one choice per workload some system offers, none else
+    assert not (CONF / "workload").exists()  # no selector file per name
+    assert not (CONF / "workloads" / "moot_apache" / "default.yaml").exists()
+
+
+def test_a_system_with_one_workload_defaults_to_it_and_one_with_several_to_its_file(
+    compose_cfg: Compose,
+) -> None:
+    assert compose_cfg("system=moot_apache").workload.name == "surrogate"
+    assert compose_cfg("system=tomcat").workload.name == "explore"
+    assert compose_cfg("system=mysql").workload.name == "tpcc"  # workloads/mysql/default.yaml
 
 
 def test_a_workload_the_system_does_not_offer_gets_one_line_naming_its_workloads() -> None:
@@ -123,3 +137,21 @@ def test_default_session_is_classytune_on_sqlite(compose_cfg: Compose) -> None:
     assert cfg.system.name == "sqlite"
     assert "classytune" in cfg.tuner._target_.lower()
     assert cfg.budget == 100
+
+
+def test_the_config_folders_a_command_line_adds(tmp_path: Path) -> None:
+    from harness.conf.choices import config_folders, folder_of, user_folders
+
+    arguments = [
+        "--config-dir",
+        "a",
+        "-cd",
+        "b",
+        "--config-dir=c",
+        "hydra.searchpath=[file://d,e]",
+    ]
+    assert user_folders(arguments) == ["a", "b", "c", "file://d", "e"]
+    assert folder_of("pkg://paper.conf") == ROOT / "paper" / "conf"
+    assert folder_of("pkg://no_such_package.conf") is None
+    assert folder_of(f"file://{tmp_path}") == tmp_path.resolve()
+    assert config_folders([str(tmp_path)]) == [CONF, ROOT / "paper" / "conf", tmp_path.resolve()]

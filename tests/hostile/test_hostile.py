@@ -288,7 +288,7 @@ def test_ctrl_c_on_a_parallel_sweep_stops_every_session_without_a_traceback(
         (("+system.ranges.buffer_pool_mb.max=inf",), "max must be a finite number, got inf"),
         (("+misspelled=1",), "unknown setting(s) misspelled"),
         (("+session.defualt_every=5",), "unknown setting(s) session.defualt_every"),
-        (("+tuner.foo=1",), "tuner 'lhs' has no option(s) foo"),
+        (("+tuner.foo=1",), "tuner 'lhs' has no option 'foo'"),
         (("session.min_timeout_s=0",), "session.min_timeout_s must be a positive number"),
         (("session.start_timeout_s=-5",), "session.start_timeout_s must be a positive number"),
         (("session.first_timeout_s=inf",), "session.first_timeout_s must be a positive number"),

@@ -209,6 +209,7 @@ def test_family_problems_are_development_problems_built_from_a_shipped_config() 
         "~system.adapter.knob_set",
         "+system.adapter.dim=30",
         "+system.adapter.instance=7",
+        "session.max_consecutive_crashes=1000",
         "system.adapter.noise=0.05",
         "system.adapter.noise_seed=7",
     ]

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Polygon, Rectangle
 from omegaconf import DictConfig
 
-from harness.conf import CONFIG_DIR
+from paper.conf import EXPERIMENT_DIR
 from paper.figures import analysis, plots
 from paper.figures.cli import main, make_figure
 from paper.figures.loader import NoRunsError, load_pools, load_sessions
@@ -392,9 +392,7 @@ def test_fig1_fig3_fig7_fig10a_plots() -> None:
     assert _heights(plots.fig7_expert(best).axes[0]) == [-10.0, 150.0]
 
 
-@pytest.mark.parametrize(
-    "recipe", sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))
-)
+@pytest.mark.parametrize("recipe", sorted(p.stem for p in EXPERIMENT_DIR.glob("*.yaml")))
 def test_every_recipe_composes_into_the_store_its_figure_reads(
     compose_cfg: Callable[..., DictConfig], recipe: str
 ) -> None:
@@ -414,7 +412,7 @@ def test_every_recipe_composes_into_the_store_its_figure_reads(
     readers = [name for name, spec in FIGURES.items() if spec.recipe == recipe]
     # every figure's recipe exists; fig7_expert and fig5's pools feed figures under other names
     assert readers or recipe in ("fig7_expert", "fig5")
-    assert all((CONFIG_DIR / "experiment" / f"{s.recipe}.yaml").exists() for s in FIGURES.values())
+    assert all((EXPERIMENT_DIR / f"{s.recipe}.yaml").exists() for s in FIGURES.values())
 
 
 @pytest.mark.slow

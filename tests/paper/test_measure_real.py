@@ -34,10 +34,19 @@ def test_an_argument_the_workload_does_not_take_is_one_line(capsys) -> None:  # 
     assert "--set" in capsys.readouterr().err
 
 
+def test_the_system_and_its_workload_come_from_their_configs() -> None:
+    from paper.measure_real import build
+
+    measured = build("spark", "join", {"scale": 0.5})
+    assert (measured.workload.name, measured.objective.metric) == ("join", "job_duration_s")
+    assert measured.rules.__name__ == "systems.spark.expert"  # its config's system.expert_rules
+    assert measured.workload.scale == 0.5  # type: ignore[attr-defined]
+
+
 def test_a_value_the_workload_refuses_is_one_line(capsys) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit):
         main(["tomcat", "--set", "threads=2.5"])
-    assert "--set: workload.threads=2.5: use a whole number" in capsys.readouterr().err
+    assert "--set: workload.threads=2.5: threads is a whole number" in capsys.readouterr().err
 
 
 @pytest.mark.integration

@@ -123,3 +123,23 @@ def test_the_console_script_answers_help(installed: Path, tmp_path: Path) -> Non
     done = _run([str(installed / "classytune-harness"), "--help"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "tuner" in done.stdout and "system" in done.stdout
+
+
+def test_the_wheel_finds_the_paper_recipes_and_generates_workload_choices(
+    installed: Path, tmp_path: Path
+) -> None:
+    # the recipes are package data of paper.conf, on the search path as pkg://paper.conf; the
+    # workload choices and a one-workload system's default are generated from the wheel's files
+    probe = (
+        "import json; from harness import api; "
+        "fig6 = api.compose(['+experiment=fig6']); "
+        "moot = api.compose(['system=moot_apache']); "
+        "mysql = api.compose(['system=mysql', 'workload=readonly']); "
+        "print(json.dumps([fig6.tracking.experiment, moot.workload.name, mysql.workload.name]))"
+    )
+    done = _run([str(installed / "python"), "-c", probe], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout) == ["fig6", "surrogate", "readonly"]
+    shown = _run([str(installed / "classytune-harness"), "--help"], cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    assert "fig6, fig6_real" in shown.stdout  # +experiment's options, from the wheel's paper.conf

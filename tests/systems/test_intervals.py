@@ -20,10 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.builder.session import make_workload
 from harness.conf.schema import workloads_of
-from harness.system import System
-from systems.cassandra import ycsb
-from systems.dbserver import sysbench
-from systems.intervals import (
+from harness.intervals import (
     ELAPSED,
     IntervalRecorder,
     IntervalSample,
@@ -34,6 +31,9 @@ from systems.intervals import (
     parse_intervals,
     parse_json_line,
 )
+from harness.system import System
+from systems.cassandra import ycsb
+from systems.dbserver import sysbench
 from systems.postgres import pgbench
 from systems.sqlite import workload as sqlite_workload
 from systems.sqlite.worker import IntervalReports

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.executor import LocalExecutor
-from systems.intervals import ELAPSED, IntervalRecorder, IntervalSample, elapsed_bound
+from harness.intervals import ELAPSED, IntervalRecorder, IntervalSample, elapsed_bound
 from systems.sqlite import SQLiteOLTP, SQLiteSystem
 from systems.tpcc.driver import run_clients
 from systems.tpcc.loader import load

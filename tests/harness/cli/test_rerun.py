@@ -98,3 +98,23 @@ def test_a_hostile_session_name_is_refused_before_any_folder_is_read(tmp_path: P
         assert done.returncode == 2, (name, done.stderr[-1000:])
         assert "Traceback" not in done.stderr and "session" in done.stderr
     assert sorted(p.name for p in outside.iterdir()) == ["session.json"]  # no lock written
+
+
+def test_a_key_the_configs_gained_since_the_session_was_stored_names_no_other_setup(
+    tmp_path: Path,
+) -> None:
+    from harness.cli.rerun import known_keys
+
+    stored = {"name": "s", "adapter": {"a": 1}}
+    assert known_keys({"name": "s", "adapter": {"a": 1, "b": 2}, "new": None}, stored) == stored
+    assert known_keys({"name": "t", "new": 1}, stored) == {"name": "t"}  # still another system
+
+    folder = tmp_path / "sessions" / "job-a"
+    assert _cli(tmp_path, "budget=3").returncode == 0
+    meta = json.loads((folder / "session.json").read_text())
+    del meta["config"]["system"]["expert_rules"]  # as stored before systems named their rules
+    meta["status"] = "INTERRUPTED"
+    (folder / "session.json").write_text(json.dumps(meta))
+    resumed = _cli(tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert len(_tests(folder)) == 6

@@ -190,11 +190,12 @@ def test_the_sut_hosts_own_memory_and_cores_shape_ranges_constants_and_rules(
     and the expert rules follow it, not the harness machine (24 GiB, 2 cores here)."""
     import shutil as _shutil
 
+    from baselines.expert import ExpertTuner
     from harness.hosts.machine import Machine, sut_machine
     from harness.objectives.utility import machine_constants
-    from paper.expert import ExpertTuner
     from systems.postgres.system import MEMORY_FRACTIONS, PostgresSystem, load_space
 
+    rules = "systems.postgres.expert"  # its config's system.expert_rules
     small = bed.hosts[0]
     small.limit(memory_bytes=2 * 2**30, cpus=1)
     here = Machine.detect()
@@ -215,8 +216,8 @@ def test_the_sut_hosts_own_memory_and_cores_shape_ranges_constants_and_rules(
         assert sut_machine(system) == there
         assert machine_constants(sut_machine(system))["ram_mib"] == 2048
         assert machine_constants(sut_machine(system))["cores"] == 1
-        expert = ExpertTuner(system.space, system="postgres", style="manual", machine=there)
-        local = ExpertTuner(load_space("10", here), system="postgres", style="manual")
+        expert = ExpertTuner(system.space, rules=rules, style="manual", machine=there)
+        local = ExpertTuner(load_space("10", here), rules=rules, style="manual")
         assert expert.params()["machine_ram_mib"] == 2048
         assert expert.setting != local.setting  # the rules size memory to the host
     finally:

@@ -18,11 +18,11 @@ from harness import api
 from harness.records import Status
 from harness.session.session import Session, SessionResult
 from systems.cassandra import CassandraSystem
-from tests.systems.cassandra import test_real as cassandra_real
-from tests.systems.hadoop import test_real as hadoop_real
 from tests.helpers import testbed
 from tests.helpers.requirements import LONG, NEEDS_CASSANDRA, NEEDS_HADOOP
 from tests.helpers.testbed import Testbed
+from tests.systems.cassandra import test_real as cassandra_real
+from tests.systems.hadoop import test_real as hadoop_real
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.deep]
 

@@ -370,7 +370,10 @@ def test_server_outage_buffers_without_slowing_tests_and_resume_completes(
         tracker.log_step(trial, {keys.METRIC_BEST_SO_FAR: float(trial)})
         slowest = max(slowest, time.monotonic() - started)
         time.sleep(0.5)
-    assert slowest < 1.0, f"a log call during the outage took {slowest:.2f} s"
+    # A call that waited for the dead server would take a connection attempt at least (refused:
+    # instant, but retried) or MLflow's request timeout (10 s, tracking.uri); the outbox
+    # answers at once. 5 s tells the two apart on a loaded machine.
+    assert slowest < 5.0, f"a log call during the outage took {slowest:.2f} s"
     server.start()  # comes back: the backlog goes out without being asked
     # the outbox keeps order, so the last step there means everything before it is there too
     _wait(

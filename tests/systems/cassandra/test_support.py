@@ -10,7 +10,7 @@ Nothing is started.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -70,6 +70,7 @@ class FakeHost(Executor):
         user: str | None = None,
         check: bool = True,
         input_text: str | None = None,
+        on_line: Callable[[str], None] | None = None,
     ) -> CommandResult:
         argv = [str(part) for part in command]
         self.commands.append(argv)

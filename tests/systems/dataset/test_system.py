@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -107,12 +106,10 @@ def test_each_builtin_surrogate_loads_and_evaluates(
         assert low <= obs.metrics[system.target] <= high
     else:  # Hive's default sits next to many slow (aborted) configurations
         assert obs.status is Status.TIMED_OUT
-    started = time.perf_counter()
     statuses = [
         run_test(system, workload, objective, system.space.decode(p), i + 1).status
         for i, p in enumerate(np.random.default_rng(0).random((20, system.space.dim)))
     ]
-    assert (time.perf_counter() - started) / 20 < 0.02  # milliseconds per test
     assert Status.SUCCEEDED in statuses
     assert set(statuses) <= {Status.SUCCEEDED, Status.TIMED_OUT}
     tags = system.describe()
@@ -136,16 +133,15 @@ def test_cassandra_is_loud_about_its_useless_fidelity(
         api.prepare(refused, store="memory")
 
 
-def test_hundred_test_lhs_session_on_a_surrogate_takes_well_under_seconds(
+def test_a_hundred_test_lhs_session_on_a_surrogate_is_answered_by_its_model(
     compose_cfg: Compose, cache_dir: str, tmp_path: Path
 ) -> None:
+    """Every test is the model's prediction (the speed of a surrogate test is a benchmark's
+    business: paper.overhead, not a test's)."""
     system, workload, _ = _build(compose_cfg, "surrogate_mysql_oltp", cache_dir)
-    started = time.perf_counter()
     observations = _lhs_session(
         LHSTuner(system.space, seed=3, budget=100), system, workload, 100, tmp_path
     )
-    elapsed = time.perf_counter() - started
-    assert elapsed < 2.0, f"100 surrogate tests took {elapsed:.2f} s"
     assert len(observations) == 100 and all(o.ok for o in observations)
     default = observations[0]
     assert default.is_default and default.metrics["performance"] == pytest.approx(
@@ -280,9 +276,7 @@ def test_building_the_same_surrogate_again_reuses_data_and_model(
 
     monkeypatch.setattr(system_module, "read_table", forbidden)
     monkeypatch.setattr(model_module.SurrogateModel, "fit", forbidden)
-    started = time.perf_counter()
     again = DatasetSystem(str(copy), "throughput", cache_dir=None, noise=0.5, noise_seed=3)
-    assert time.perf_counter() - started < 0.1
     assert again.model is first.model and again.dataset is first.dataset
     assert again.noise == 0.5 and first.noise == 0.0  # per-system settings stay per system
     copy.write_bytes(synthetic_export.read_bytes())  # rewritten, same content: still cached

@@ -11,6 +11,7 @@ from harness.hosts.machine import Machine
 from harness.objectives.objective import Objective
 from harness.records import Status
 from harness.system import Workload
+from systems.dbserver.reuse import reads_only
 from systems.dbserver.sysbench import SysbenchOLTP
 from systems.postgres import PgBench, PostgresSystem
 from systems.tpcc import TPCCWorkload
@@ -32,7 +33,9 @@ def test_short_session(name: str, tmp_path: Path) -> None:
     workload: Workload = WORKLOADS[name]()
     observations = short_session(system, workload, tmp_path)
     check_session(observations, workload)
-    assert len(system.restore_times) == 3 and max(system.restore_times) < 30
+    # the first test meets the snapshot's data; after a read-only workload nothing is copied
+    assert system.restores_skipped == (3 if reads_only(workload) else 1)
+    assert len(system.restore_times) == 3 - system.restores_skipped
     assert not system._running() if system.instance else True
 
 
