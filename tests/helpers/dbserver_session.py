@@ -1,5 +1,5 @@
-"""Helpers for integration tests of database systems: a short LHS session and a workload that
-hangs on a lock held by another connection (used by tests/systems/postgres/ and tests/systems/mysql/)."""
+"""Helpers for the real tests of database systems: a short LHS session and a workload that
+hangs on a lock held by another connection (used by tests/systems/postgres/ and mysql/)."""
 
 from __future__ import annotations
 
