@@ -4,4 +4,4 @@ Entry points: ``python -m harness`` (a tuning session or a Hydra multirun sweep)
 ``python -m paper.figures`` (the paper's figures from MLflow runs).
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -51,8 +51,10 @@ class Knob:
     """One tunable parameter.
 
     ``int``/``float`` knobs have ``[low, high]`` (inclusive) and may be log-scaled; ``enum`` knobs
-    have ``values``; ``bool`` knobs are False/True. Whether a change would need a restart is
-    not recorded: every test restarts the system under tune.
+    have ``values``; ``bool`` knobs are False/True. Whether a change needs a restart is not a
+    knob's field: a test restarts the system unless its adapter can reload, and an adapter that
+    can keeps its own list of what it may reload (the catalogue's ``reloadable:``), so a knob
+    nobody listed costs a restart, never a wrong measurement.
     """
 
     name: str
@@ -348,7 +350,10 @@ def _nearest(knob: Knob, value: Any) -> Any:
 
 
 #: Catalogue fields that no longer exist, with why (named in the error for an old catalogue).
-_RETIRED = {"restart": "every test restarts the system, so no catalogue records it; delete it"}
+_RETIRED = {
+    "restart": "a knob records no restart flag; an adapter that can reload lists its "
+    "reloadable knobs in the catalogue's top-level 'reloadable:'; delete it"
+}
 
 
 def knob_from_dict(entry: Mapping[str, Any], strict: bool = False) -> Knob:

@@ -132,15 +132,18 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"Command: `python scripts/bench_classytune_speed.py {' '.join(argv or sys.argv[1:])}`",
         "",
-        f"One ClassyTune round after n={args.n} samples: train = induce {args.n}x"
-        f"{args.n - 1} pairs + fit XGBoost; search = |S| = {args.s_factor:g} x d candidates "
-        f"vs pivot, elbow + KMeans, bounds, LHS of {args.batch}; total = the whole ask() "
-        f"call. Median of {args.repeats} (seeds 0..{args.repeats - 1}); {os.cpu_count()} "
-        f"cores, 1-minute load average {load:.2f} at the start.",
+        f"{os.cpu_count()} cores, 1-minute load average {load:.2f} at the start.",
         "",
     ]
     if not args.sessions_only:
-        lines += round_table(args)
+        lines += [
+            f"One ClassyTune round after n={args.n} samples: train = induce {args.n}x"
+            f"{args.n - 1} pairs + fit XGBoost; search = |S| = {args.s_factor:g} x d "
+            f"candidates vs pivot, elbow + KMeans, bounds, LHS of {args.batch}; total = the "
+            f"whole ask() call. Median of {args.repeats} (seeds 0..{args.repeats - 1}).",
+            "",
+            *round_table(args),
+        ]
     lines += [
         "",
         f"The default `classytune`, a whole session of budget {args.n}: its own computation "
