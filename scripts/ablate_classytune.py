@@ -287,8 +287,10 @@ def main(argv: list[str] | None = None) -> int:
         json.loads(args.cache.read_text()) if args.cache.exists() else {}
     )
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    command = "nice -n 19 .venv/bin/python scripts/ablate_classytune.py " + " ".join(
-        argv if argv is not None else sys.argv[1:]
+    given = " ".join(argv if argv is not None else sys.argv[1:])
+    # the report is committed: paths below the working folder are written relative to it
+    command = "nice -n 19 .venv/bin/python scripts/ablate_classytune.py " + given.replace(
+        f"{Path.cwd()}{os.sep}", ""
     )
     jobs: list[Job] = []
     for seed in args.seeds:  # seed-major: a stopped run still holds whole seeds
