@@ -8,7 +8,7 @@ measured settings) and hands out an LHS batch inside those promising subspaces. 
 the paper's one-shot ("integral") mode and the class default; ``rounds>1``, ``include_pivot``,
 ``centre: best`` and ``max_winners`` are this project's extensions, for experiments.
 
-Defaults, chosen with ``scripts/compare_classytune.py`` on the synthetic systems (10 and 30
+Defaults, chosen with ``python -m paper.compare_classytune`` on the synthetic systems (10 and 30
 knobs, budget 100, seeds 0-9; one factor at a time around the paper mode, table in
 ``results/classytune/sweep_synthetic.md``, reasoning in ``classytune/README.md``):
 ``initial_fraction=0.5`` (0.3 and 0.7 were worse on both systems), ``s_factor=100``, i.e.

@@ -23,7 +23,8 @@ tree="${DEV_TREE:-/tmp/harness-dev-$revision}"
 if [ ! -d "$tree" ]; then
   git worktree add --detach "$tree" "$revision" >/dev/null
 fi
-cd "$tree"   # its packages come first on sys.path: the pinned code runs
+cd "$tree"   # its packages come first on sys.path: the pinned code runs (at that revision
+             # the study is scripts/ablate_classytune.py; on main it is python -m paper.ablation)
 tr="trust_region.enabled=true,trust_region.restart=true"
 combo="$tr,local.dims=20,initial_fraction=0.2,failure_model.method=forest,remeasure.challenger=true"
 if [ "${1:-}" = "rest" ]; then

@@ -8,7 +8,7 @@ set ``tuner.<key>``). Each variant is ranked *separately* against the
 references on every (system, seed) problem, so adding variants does not change another
 variant's rank. Sessions are cached by label, overrides, system, seed and budget.
 
-    nice -n 19 python scripts/tune_classytune.py --variants ct=classytune \\
+    nice -n 19 python -m paper.tune_classytune --variants ct=classytune \\
         --refs gbrt optuna_tpe rfr svr --out results/classytune/dev.md
 """
 
@@ -24,26 +24,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
+from paper.bench import session_row, suite_names
+from paper.bench_score import normalised_score, rank_average
+from paper.variants import parse_variant
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from paper.bench import session_row, suite_names  # noqa: E402
-from paper.bench_score import normalised_score, rank_average  # noqa: E402
 
 Job = tuple[str, str, str, int, int]  # label, spec (conf:overrides), system, seed, budget
 
 
 def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
-    """``label=conf:key=value,...`` -> (label, conf, overrides); a bare name labels itself."""
-    label, _, rest = spec.partition("=")
-    conf, _, text = (rest or label).partition(":")
-    overrides: dict[str, Any] = {}
-    for item in filter(None, text.split(",")):
-        key, _, value = item.partition("=")
-        overrides[key] = yaml.safe_load(value)
-    return label, conf, overrides
+    """``label=conf:key=value,...`` -> (label, conf, overrides) (:mod:`paper.variants`)."""
+    variant = parse_variant(spec)
+    return variant.label, variant.conf, variant.options
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -160,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         table.setdefault(job[0], {})[(job[2], job[3])] = row
     ref_labels = [r[0] for r in refs]
     lines = [
-        f"Command: `python scripts/tune_classytune.py {' '.join(argv or sys.argv[1:])}`",
+        f"Command: `python -m paper.tune_classytune {' '.join(argv or sys.argv[1:])}`",
         "",
         f"Seeds {args.seeds}, budget {args.budget}. rank = mean rank of the tuner "
         f"among itself and the references ({', '.join(ref_labels)}) over (system, seed) "

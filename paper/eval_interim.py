@@ -10,7 +10,7 @@ score and head-to-head wins/losses. The other tuners' code did not change betwee
 revisions, but the two sets of sessions come from two revisions of the core: an interim
 read, not the report (which is ``python -m paper.bench`` on one revision).
 
-    python scripts/eval_classytune_interim.py --out results/bench/eval/interim_classytune.md
+    python -m paper.eval_interim --out results/bench/eval/interim_classytune.md
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from paper.bench_score import normalised_score
 
-from paper.bench_score import normalised_score  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 CACHE = "results/bench/eval/cache.json"
 #: The peers shown per system and per noise level.
@@ -128,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     fresh = [row for key, row in current.items() if key not in committed]
     new = _scores([r for r in fresh if r["tuner"] == args.tuner], args.budget)[args.tuner]
     old = _scores(list(committed.values()), args.budget)
-    command = "python scripts/eval_classytune_interim.py " + " ".join(
+    command = "python -m paper.eval_interim " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
     text = (

@@ -10,7 +10,7 @@ Tuners are given as ``label=conf_name[:key=value,...]`` (``conf_name`` is a file
 ``harness/conf/tuner/``; values are YAML and set ``tuner.<key>``), e.g.
 ``ct3=classytune:rounds=3,s_factor=30``.
 
-    python scripts/compare_classytune.py --seeds 10 --out results/classytune/compare_synthetic.md
+    python -m paper.compare_classytune --seeds 10 --out results/classytune/compare_synthetic.md
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     specs = [parse_tuner(s) for s in args.tuners]
     lines = [
-        f"Command: `python scripts/compare_classytune.py {' '.join(argv or sys.argv[1:])}`",
+        f"Command: `python -m paper.compare_classytune {' '.join(argv or sys.argv[1:])}`",
         "",
         f"Budget {args.budget} (default included), seeds 0..{args.seeds - 1}; "
         "best = final best measured throughput (ops/s, noise-free synthetic system); "

@@ -15,7 +15,7 @@ resumes and a changed tuner is recomputed.
 environment (:func:`prior_table`: today's default ``classytune`` with 5 % measurement noise,
 seed + 1000), made once into ``--prior-dir`` and passed as that session's samples.csv.
 
-    nice -n 19 python scripts/ablate_classytune.py --noise 0 0.15 --seeds 100 101 102 \\
+    nice -n 19 python -m paper.ablation --noise 0 0.15 --seeds 100 101 102 \\
         --variants base= ts=ensemble.members=4,ensemble.acquisition=thompson \\
         --out results/classytune/ablation.md
 """
@@ -32,27 +32,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
+from paper import suites
+from paper.bench import session_row
+from paper.bench_score import mean_ranks, normalised_score
+from paper.code_version import code_digest
+from paper.variants import parse_variant
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from paper import suites  # noqa: E402
-from paper.bench import session_row  # noqa: E402
-from paper.bench_score import mean_ranks, normalised_score  # noqa: E402
-from paper.code_version import code_digest  # noqa: E402
 
 DEV_SEEDS = (100, 101, 102)
 
 
-def parse_variant(spec: str) -> tuple[str, dict[str, Any]]:
-    """``label=key=value,key=value`` -> (label, options); ``label=`` is today's defaults."""
-    label, _, text = spec.partition("=")
-    options: dict[str, Any] = {}
-    for item in filter(None, text.split(",")):
-        key, _, value = item.partition("=")
-        options[key] = yaml.safe_load(value)
-    return label, options
+def _variant(spec: str) -> tuple[str, dict[str, Any]]:
+    """``label=key=value,...`` (``label=``: today's defaults) as (label, options)."""
+    variant = parse_variant(spec, fixed_conf="classytune")
+    return variant.label, variant.options
 
 
 def prior_table(problem: str, seed: int, budget: int, folder: Path) -> str:
@@ -267,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(suites.suite_of(p) == "eval" for p in suites.expand(args.suite)):
         raise SystemExit("settings are never chosen on the evaluation suite")
     if args.speed:
-        for label, options in (parse_variant(v) for v in args.variants):
+        for label, options in (_variant(v) for v in args.variants):
             runs = [
                 session_row("classytune", "synthetic30", seed, args.budget, options)
                 for seed in range(100, 100 + args.speed)
@@ -281,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in suites.expand(args.suite, tuple(args.noise))
         if suites.base_system(p) not in args.skip
     ]
-    variants = [parse_variant(v) for v in args.variants]
+    variants = [_variant(v) for v in args.variants]
     labels = [label for label, _ in variants]
     cache: dict[str, dict[str, Any]] = (
         json.loads(args.cache.read_text()) if args.cache.exists() else {}
@@ -289,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     given = " ".join(argv if argv is not None else sys.argv[1:])
     # the report is committed: paths below the working folder are written relative to it
-    command = "nice -n 19 .venv/bin/python scripts/ablate_classytune.py " + given.replace(
+    command = "nice -n 19 .venv/bin/python -m paper.ablation " + given.replace(
         f"{Path.cwd()}{os.sep}", ""
     )
     jobs: list[Job] = []

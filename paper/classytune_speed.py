@@ -15,7 +15,7 @@ problems (default synthetic10, synthetic30 and the 120-knob ``family120`` of
 :mod:`paper.suites`, an instance per seed). Timing is only meaningful on a quiet machine: the
 script waits until the 1-minute load average is below ``--max-load`` (0 to skip).
 
-    nice -n 19 python scripts/bench_classytune_speed.py --out results/bench/classytune_speed.md
+    nice -n 19 python -m paper.classytune_speed --out results/bench/classytune_speed.md
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"the machine stayed busy (load {load:.2f}): no timing taken")
     one_round("10", 20, 0, 5, args.s_factor)  # warm-up: imports, thread pools
     lines = [
-        f"Command: `python scripts/bench_classytune_speed.py {' '.join(argv or sys.argv[1:])}`",
+        f"Command: `python -m paper.classytune_speed {' '.join(argv or sys.argv[1:])}`",
         "",
         f"{os.cpu_count()} cores, 1-minute load average {load:.2f} at the start.",
         "",
