@@ -39,10 +39,12 @@ from harness.hosts.process import die_with_parent
 from paper import suites
 from paper.bench_score import grouped_summaries, plot_scores, report_sections
 from paper.code_version import code_digest
+from paper.stats import plot_cd
 
 __all__ = [
     "DEFAULT_TUNERS",
     "TUNER_DIR",
+    "draw_cd_figures",
     "job_key",
     "main",
     "run_jobs",
@@ -349,6 +351,19 @@ def _skipped(tuner: str, system: str, skips: list[str]) -> bool:
     return any(fnmatch.fnmatch(f"{tuner}@{system}", pattern) for pattern in skips)
 
 
+def draw_cd_figures(groups: list[tuple[str, dict[str, Any]]], out: Path) -> None:
+    """Each group's critical-difference diagram, ``OUT/cd_<n>.png`` (n = the group's place
+    in the report), named in the group's summary so its section links it."""
+    for number, (label, summary) in enumerate(groups, start=1):
+        test = summary["friedman"]
+        if test.k < 2 or test.blocks < 1:
+            continue
+        name = f"cd_{number}.png"
+        ranks = {n: t["rank"] for n, t in summary["tuners"].items()}
+        plot_cd(ranks, test.blocks, out / name, f"{label}: {test.blocks} blocks")
+        summary["cd_figure"] = name
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -401,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args.out.mkdir(parents=True, exist_ok=True)
     groups = grouped_summaries(rows, jobs)
+    draw_cd_figures(groups, args.out)
     (args.out / "REPORT.md").write_text(report_sections(groups, command, notes))
     label, first = groups[0]
     plot_scores(

@@ -4,7 +4,7 @@ The bench's report ranks every tuner at once; a reader who wants to know *where*
 tuner misses asks narrower questions, answered here from the same cache (no session is run):
 
 * paired wins / losses / ties of one tuner against each peer, per (suite, noise) group, over the
-  (system, seed) problems both finished;
+  (system, seed) problems both finished, with the sign test's p (ties left out);
 * the overall mean normalised score with each system left out in turn, which shows whether a
   lead rests on one system;
 * each system's improvement over its default, mean [min-max] over seeds: the measure of the
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from paper.bench_score import noise_verdict, normalised_score
+from paper.stats import sign_test_text
 
 __all__ = ["gains_by_group", "head_to_head", "leave_one_out", "main", "scores_by_group"]
 
@@ -170,10 +171,20 @@ def report(scores: Scores, tuner: str, peers: Sequence[str], gains: Scores | Non
     lines = [f"# {tuner} head to head", ""]
     for group in sorted(scores, key=_noise_level):
         got = scores[group]
-        lines += [f"## {group}", "", "| against | wins | losses | ties |", "|---|---|---|---|"]
+        lines += [
+            f"## {group}",
+            "",
+            "Sign test: two-sided exact binomial p of the wins against the losses; ties are "
+            "left out (they favour neither tuner).",
+            "",
+            "| against | wins | losses | ties | sign test p |",
+            "|---|---|---|---|---|",
+        ]
         for peer in peers:
             wins, losses, ties = head_to_head(got, tuner, peer)
-            lines.append(f"| {peer} | {wins} | {losses} | {ties} |")
+            lines.append(
+                f"| {peer} | {wins} | {losses} | {ties} | {sign_test_text(wins, losses)} |"
+            )
         names = [tuner, *peers]
         lines += [
             "",

@@ -21,23 +21,68 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from scipy.stats import rankdata
+
+from paper.stats import friedman, nemenyi_cd
+
 __all__ = [
+    "FAITHFUL_TAU",
     "NOISE_FACTOR",
+    "compute_by_dim",
+    "compute_cell",
+    "fidelity_split",
     "grouped_summaries",
     "mean_ranks",
     "noise_verdict",
     "normalised_score",
     "plot_scores",
     "rank_average",
+    "rank_table",
     "report_markdown",
     "report_sections",
     "summarise",
+    "surrogate_taus",
 ]
 
 Row = dict[str, Any]
 
 #: A default-to-optimum gap within this many noise standard deviations is noise.
 NOISE_FACTOR = 2.0
+#: A surrogate is faithful when its held-out Kendall τ (measured against predicted values) is
+#: at least this: below it, a tuner's rank on the surrogate says little about the real system.
+FAITHFUL_TAU = 0.43
+#: Where each built-in surrogate's fidelity is recorded: the table that
+#: ``scripts/surrogate_fidelity.py --readme`` computes and writes between these markers.
+FIDELITY_README = Path(__file__).resolve().parents[1] / "systems" / "dataset" / "README.md"
+_FIDELITY_MARKERS = ("<!-- fidelity:begin -->", "<!-- fidelity:end -->")
+
+
+def surrogate_taus(readme: Path = FIDELITY_README) -> dict[str, float]:
+    """Each surrogate's held-out Kendall τ, read from the fidelity table of ``readme`` (the
+    numbers each surrogate computes when it is built), so the report needs no model fit."""
+    text = readme.read_text()
+    begin, end = (text.index(m) for m in _FIDELITY_MARKERS)
+    lines = [ln for ln in text[begin:end].splitlines() if ln.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    column = header.index("Kendall τ")
+    taus = {}
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        taus[cells[0]] = float(cells[column])
+    return taus
+
+
+def fidelity_split(systems: Iterable[str], taus: dict[str, float]) -> tuple[list[str], list[str]]:
+    """The problems on faithful surrogates (τ ≥ :data:`FAITHFUL_TAU`) and on the others; a
+    noisy problem (``surrogate_x~noise5``) goes with its surrogate, an unknown one with the
+    low-fidelity problems (nothing vouches for it)."""
+    faithful: list[str] = []
+    low: list[str] = []
+    for system in sorted(set(systems)):
+        tau = taus.get(system.split("~", 1)[0], math.nan)
+        (faithful if tau >= FAITHFUL_TAU else low).append(system)
+    return faithful, low
 
 
 def noise_verdict(row: Row) -> str:
@@ -68,42 +113,42 @@ def normalised_score(best: float | None, default: float | None, optimum: float) 
 
 
 def rank_average(values: Sequence[float]) -> list[float]:
-    """Ranks, 1 = largest value; tied values share the mean of their ranks; NaN ranks last."""
-    keyed = [(-v if math.isfinite(v) else math.inf, i) for i, v in enumerate(values)]
-    order = sorted(keyed)
-    ranks = [0.0] * len(values)
-    pos = 0
-    while pos < len(order):
-        end = pos
-        while end + 1 < len(order) and order[end + 1][0] == order[pos][0]:
-            end += 1
-        shared = (pos + end) / 2 + 1  # mean of the 1-based ranks pos+1 .. end+1
-        for k in range(pos, end + 1):
-            ranks[order[k][1]] = shared
-        pos = end + 1
-    return ranks
+    """Ranks, 1 = largest value; tied values share the mean of their ranks; NaN ranks last
+    (``scipy.stats.rankdata`` on the negated values, NaN as +inf)."""
+    keyed = np.array([-v if math.isfinite(v) else math.inf for v in values], dtype=float)
+    return [float(r) for r in rankdata(keyed, method="average")]
 
 
-def mean_ranks(rows: Iterable[Row]) -> dict[str, float]:
-    """Mean rank per tuner over every (system, seed) problem, ranking by normalised score.
+def rank_table(rows: Iterable[Row]) -> dict[str, list[float]]:
+    """Per tuner, its rank on each (system, seed) block that every tuner in ``rows`` ran and
+    that is scored, blocks in the same order for every tuner: the table the mean ranks, the
+    Friedman test and the critical-difference diagram are computed from.
 
-    Only problems that every tuner in ``rows`` ran enter the mean, so tuners compare on equal
-    ground (a tuner that skipped a system does not gain or lose from it).
+    Only problems that every tuner ran enter, so tuners compare on equal ground (a tuner that
+    skipped a system does not gain or lose from it).
     """
     by_problem: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
     tuners: set[str] = set()
     for r in rows:
         tuners.add(r["tuner"])
         by_problem[(r["system"], r["seed"])][r["tuner"]] = r["norm"]
-    ranks: dict[str, list[float]] = defaultdict(list)
-    for scores in by_problem.values():
+    names = sorted(tuners)
+    table: dict[str, list[float]] = {name: [] for name in names}
+    for problem in sorted(by_problem):
+        scores = by_problem[problem]
         if set(scores) != tuners or not any(math.isfinite(v) for v in scores.values()):
             continue  # not every tuner ran it, or it is not scored (e.g. gap within noise)
-        names = sorted(scores)
         for name, rank in zip(names, rank_average([scores[n] for n in names]), strict=True):
-            ranks[name].append(rank)
-    return {name: statistics.fmean(r) if r else math.nan for name, r in ranks.items()} | {
-        name: math.nan for name in tuners if name not in ranks
+            table[name].append(rank)
+    return table
+
+
+def mean_ranks(rows: Iterable[Row]) -> dict[str, float]:
+    """Mean rank per tuner over every (system, seed) problem of :func:`rank_table`, ranking
+    by normalised score; NaN for a tuner without a ranked problem."""
+    return {
+        name: statistics.fmean(ranks) if ranks else math.nan
+        for name, ranks in rank_table(rows).items()
     }
 
 
@@ -121,7 +166,8 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
         if noise_verdict(r) == "within noise":
             r["norm"] = math.nan  # not scored: the gap it would be scored on is noise
     systems = sorted({r["system"] for r in rows})
-    ranks = mean_ranks(rows)
+    table = rank_table(rows)
+    ranks = {n: statistics.fmean(v) if v else math.nan for n, v in table.items()}
     per: dict[str, dict[str, Any]] = {}
     for name in sorted({r["tuner"] for r in rows}):
         mine = [r for r in rows if r["tuner"] == name]
@@ -141,8 +187,33 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
             "overall": overall,
             "rank": ranks.get(name, math.nan),
             "overhead": overhead,
+            "compute": compute_by_dim(mine),
         }
-    return {"systems": systems, "tuners": per, "recorded": _recorded_checks(rows)}
+    return {
+        "systems": systems,
+        "tuners": per,
+        "recorded": _recorded_checks(rows),
+        "rank_table": table,
+        "friedman": friedman(table),
+    }
+
+
+def compute_by_dim(rows: Iterable[Row]) -> dict[int, list[float]]:
+    """Each session's tuner computation time (``compute_s``), by the problem's dimension:
+    times are quoted as measured (median and range per dimension), never as a range spanned
+    by two means, which hides how far single sessions land."""
+    out: dict[int, list[float]] = defaultdict(list)
+    for r in rows:
+        if r.get("compute_s") is not None:
+            out[int(r["dim"])].append(float(r["compute_s"]))
+    return {dim: sorted(times) for dim, times in sorted(out.items())}
+
+
+def compute_cell(times: Sequence[float]) -> str:
+    """``12.3 s [10.1 – 14.0] (n)``: median, range and count of sessions' computation times."""
+    if not times:
+        return "–"
+    return f"{statistics.median(times):.3g} s [{min(times):.3g} – {max(times):.3g}] ({len(times)})"
 
 
 def _recorded_checks(rows: list[Row]) -> dict[str, dict[str, Any]]:
@@ -208,22 +279,64 @@ def grouped_summaries(
     order = {"eval": 0, "dev": 1}
     groups = []
     for key in sorted(planned, key=lambda k: (order.get(k[0], 2), k[1])):
-        problems = planned[key]
-        mine = [r for r in rows if (r["system"], r["seed"]) in problems]
-        if not mine:
-            continue
-        summary = summarise(mine)
-        done: dict[tuple[str, int], set[str]] = defaultdict(set)
-        for r in mine:
-            done[(r["system"], r["seed"])].add(r["tuner"])
-        summary["dropped"] = sorted(
-            f"{s} seed {k} ({', '.join(sorted(tuners - done[(s, k)]))})"
-            for s, k in problems
-            if tuners - done[(s, k)]
-        )
-        summary["problems"] = len(problems)
-        groups.append((_group_label(*key), summary))
+        label = _group_label(*key)
+        for sublabel, problems in _fidelity_groups(key[0], planned[key]):
+            summary = _planned_summary(rows, problems, tuners)
+            if summary is not None:
+                groups.append((label + sublabel, summary))
     return groups
+
+
+def _fidelity_groups(
+    suite: str, problems: set[tuple[str, int]]
+) -> list[tuple[str, set[tuple[str, int]]]]:
+    """The group itself and, on the evaluation suite when it has both kinds, its problems on
+    faithful and on low-fidelity surrogates apart: a claim should hold where the surrogates
+    can be trusted."""
+    whole: list[tuple[str, set[tuple[str, int]]]] = [("", problems)]
+    if suite != "eval":
+        return whole
+    taus = surrogate_taus()
+    faithful, low = fidelity_split((s for s, _ in problems), taus)
+    if not faithful or not low:
+        return whole  # one side only: the group itself is that side
+
+    def names(systems: list[str]) -> str:
+        bases = sorted({s.split("~", 1)[0].removeprefix("surrogate_") for s in systems})
+        return ", ".join(bases)
+
+    return [
+        *whole,
+        (
+            f"; faithful surrogates (held-out τ ≥ {FAITHFUL_TAU:g}: {names(faithful)})",
+            {p for p in problems if p[0] in faithful},
+        ),
+        (
+            f"; low-fidelity surrogates (τ < {FAITHFUL_TAU:g}: {names(low)})",
+            {p for p in problems if p[0] in low},
+        ),
+    ]
+
+
+def _planned_summary(
+    rows: list[Row], problems: set[tuple[str, int]], tuners: set[str]
+) -> dict[str, Any] | None:
+    """:func:`summarise` of the rows on ``problems``, with how many of them could be ranked
+    (every tuner finished) and which were dropped; None when no row is on them."""
+    mine = [r for r in rows if (r["system"], r["seed"]) in problems]
+    if not mine:
+        return None
+    summary = summarise(mine)
+    done: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for r in mine:
+        done[(r["system"], r["seed"])].add(r["tuner"])
+    summary["dropped"] = sorted(
+        f"{s} seed {k} ({', '.join(sorted(tuners - done[(s, k)]))})"
+        for s, k in problems
+        if tuners - done[(s, k)]
+    )
+    summary["problems"] = len(problems)
+    return summary
 
 
 def report_sections(
@@ -292,6 +405,8 @@ def report_markdown(
         t = tuners[name]
         cells = " | ".join(_cell(*t["cells"][s]) for s in systems)
         lines.append(f"| {name} | {t['rank']:.2f} | {t['overall']:.3f} | {cells} |")
+    lines += _rank_statistics(summary)
+    lines += _compute_markdown(order, tuners)
     lines += _recorded_markdown(summary.get("recorded", {}))
     dims = sorted({d for t in tuners.values() for d in t["overhead"]})
     if not dims:  # overhead is measured on the synthetic systems only
@@ -317,6 +432,49 @@ def report_markdown(
             parts.append("–" if not got else f"{per[0]:.1f}")
         lines.append(f"| {name} | " + " | ".join(parts) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _rank_statistics(summary: dict[str, Any]) -> list[str]:
+    """The Friedman line and Nemenyi's critical difference under the rank table, and the
+    critical-difference diagram when one was drawn (``cd_figure``, a path beside the report)."""
+    test = summary.get("friedman")
+    if test is None:
+        return []
+    cd = nemenyi_cd(test.k, test.blocks)
+    lines = ["", test.text()]
+    if math.isfinite(cd):
+        lines.append(
+            f"Nemenyi critical difference at α = 0.05: {cd:.2f} ranks (two tuners whose mean "
+            "ranks differ by less cannot be told apart"
+            + (
+                f"; diagram: [{summary['cd_figure']}]({summary['cd_figure']})"
+                if summary.get("cd_figure")
+                else ""
+            )
+            + ")."
+        )
+    return lines
+
+
+def _compute_markdown(order: Sequence[str], tuners: dict[str, Any]) -> list[str]:
+    """Each tuner's computation time per session by problem dimension, as measured."""
+    dims = sorted({d for t in tuners.values() for d in t.get("compute", {})})
+    if not dims:
+        return []
+    lines = [
+        "",
+        "Tuner computation time per session (ask + tell, test time excluded) by problem "
+        "dimension d: median [min – max] (sessions), as measured on a shared machine.",
+        "",
+        "| tuner | " + " | ".join(f"d={d}" for d in dims) + " |",
+        "|---|" + "---|" * len(dims),
+    ]
+    for name in order:
+        times = tuners[name].get("compute", {})
+        lines.append(
+            f"| {name} | " + " | ".join(compute_cell(times.get(d, [])) for d in dims) + " |"
+        )
+    return lines
 
 
 def _recorded_markdown(checks: dict[str, dict[str, Any]]) -> list[str]:

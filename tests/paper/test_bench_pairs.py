@@ -130,3 +130,12 @@ def test_an_unknown_noise_group_is_one_line(capsys) -> None:
             ["--cache", str(EVAL_CACHE), "--against", "smac", "--groups", "noise99"]
         )  # fmt: skip
     assert "the cache has ['no noise', 'noise15', 'noise5']" in capsys.readouterr().err
+
+
+def test_head_to_head_counts_carry_their_sign_test() -> None:
+    scores = {("a", f"s{k}", 0): 0.9 for k in range(10)}
+    scores |= {("b", f"s{k}", 0): 0.5 if k < 8 else 0.95 for k in range(10)}
+    scores |= {("a", "tie", 0): 0.5, ("b", "tie", 0): 0.5}
+    text = bench_pairs.report({"no noise": scores}, "a", ["b"])
+    assert "| b | 8 | 2 | 1 | 0.109 |" in text  # the tie is left out of the test
+    assert "ties are left out" in text
