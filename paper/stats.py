@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,8 +143,10 @@ def bootstrap_difference(
 
 def plot_cd(mean_ranks: Mapping[str, float], blocks: int, path: Path, title: str = "") -> float:
     """Draw the critical-difference diagram of ``mean_ranks`` over ``blocks`` blocks as a PNG
-    (tuners on a rank axis, best on the left, the CD as a bar, one colour per tuner from
-    :mod:`paper.figures.style`); return the CD."""
+    and return the CD. Demšar's layout: a rank axis with 1 (best) on the right, each tuner a
+    line from its mean rank down and out to a label, the better half to the right and the
+    other half to the left (so no line crosses a label), the CD as a bar; one colour per
+    tuner from :mod:`paper.figures.style`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -154,30 +157,35 @@ def plot_cd(mean_ranks: Mapping[str, float], blocks: int, path: Path, title: str
     names = sorted(
         (n for n in mean_ranks if math.isfinite(mean_ranks[n])), key=lambda n: mean_ranks[n]
     )
-    cd = nemenyi_cd(len(names), blocks)
+    k, half = len(names), (len(names) + 1) // 2
+    cd = nemenyi_cd(k, blocks)
     styles = series_styles(names)
-    fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.28 * len(names)))
-    ax.set_xlim(1, max(len(names), 2))
-    ax.set_ylim(-len(names) - 1, 1.5)
-    ax.invert_xaxis()  # rank 1 (best) on the right, as in Demšar's diagrams
+    fig, ax = plt.subplots(figsize=(9.0, 1.8 + 0.3 * half))
+    fig.subplots_adjust(left=0.25, right=0.75, top=0.68 if title else 0.8, bottom=0.05)
+    ax.set_xlim(max(k, 2), 1)  # inverted: rank 1 (best) on the right
+    ax.set_ylim(-half - 0.5, 1.6)
     ax.yaxis.set_visible(False)
     for side in ("left", "right", "bottom"):
         ax.spines[side].set_visible(False)
     ax.xaxis.tick_top()
     ax.set_xlabel("mean rank (1 = best)")
     ax.xaxis.set_label_position("top")
-    for row, name in enumerate(names, start=1):
+    sides = [(n, 1, "left", row) for row, n in enumerate(names[:half], start=1)]
+    sides += [(n, max(k, 2), "right", row) for row, n in enumerate(reversed(names[half:]), 1)]
+    for name, edge, align, row in sides:
         rank, colour = mean_ranks[name], styles[name].colour
-        ax.plot([rank, rank], [0, -row], color=colour, lw=1.2)
+        ax.plot([rank, rank, edge], [0, -row, -row], color=colour, lw=1.2, clip_on=False)
         ax.plot(rank, 0, "o", color=colour, ms=4)
-        ax.text(rank, -row, f" {name} ({rank:.2f})", va="center", ha="right", color=colour)
+        label = f" {name} ({rank:.2f}) " if align == "left" else f" ({rank:.2f}) {name} "
+        ax.text(edge, -row, label, va="center", ha=align, color=colour, clip_on=False)
     if math.isfinite(cd):
-        start = min(mean_ranks[n] for n in names)
-        ax.plot([start, start + cd], [1.0, 1.0], color="black", lw=2)
-        ax.text(start + cd / 2, 1.15, f"CD = {cd:.2f} (Nemenyi, α = 0.05)", ha="center")
+        start = mean_ranks[names[0]]
+        ax.plot([start, start + cd], [0.7, 0.7], color="black", lw=2)
+        ax.text(
+            start + cd / 2, 0.8, f"CD = {cd:.2f} (Nemenyi, α = 0.05)", ha="center", va="bottom"
+        )
     if title:
-        ax.set_title(title, fontsize=9, pad=28)
-    fig.tight_layout()
+        fig.suptitle(textwrap.fill(title, 110), fontsize=9)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
