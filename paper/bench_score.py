@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from paper.stats import friedman, nemenyi_cd
+from paper.stats import friedman, nemenyi_cd, sign_test_text
 
 __all__ = [
     "FAITHFUL_TAU",
+    "FOCUS_TUNER",
     "NOISE_FACTOR",
     "compute_by_dim",
     "compute_cell",
@@ -36,6 +37,7 @@ __all__ = [
     "mean_ranks",
     "noise_verdict",
     "normalised_score",
+    "pairwise_counts",
     "plot_scores",
     "rank_average",
     "rank_table",
@@ -406,6 +408,7 @@ def report_markdown(
         cells = " | ".join(_cell(*t["cells"][s]) for s in systems)
         lines.append(f"| {name} | {t['rank']:.2f} | {t['overall']:.3f} | {cells} |")
     lines += _rank_statistics(summary)
+    lines += _head_to_head_markdown(summary.get("rank_table", {}), order)
     lines += _compute_markdown(order, tuners)
     lines += _recorded_markdown(summary.get("recorded", {}))
     dims = sorted({d for t in tuners.values() for d in t["overhead"]})
@@ -453,6 +456,40 @@ def _rank_statistics(summary: dict[str, Any]) -> list[str]:
             )
             + ")."
         )
+    return lines
+
+
+#: The tuner whose head-to-head counts a report gives: the package's default.
+FOCUS_TUNER = "classytune"
+
+
+def pairwise_counts(table: dict[str, list[float]], tuner: str, peer: str) -> tuple[int, int, int]:
+    """Wins, losses and ties of ``tuner`` against ``peer`` over the blocks of a
+    :func:`rank_table` (a lower rank in a block is a win)."""
+    pairs = list(zip(table[tuner], table[peer], strict=True))
+    wins = sum(mine < theirs for mine, theirs in pairs)
+    losses = sum(mine > theirs for mine, theirs in pairs)
+    return wins, losses, len(pairs) - wins - losses
+
+
+def _head_to_head_markdown(table: dict[str, list[float]], order: Sequence[str]) -> list[str]:
+    """The default tuner's wins, losses and ties against each peer over the ranked blocks,
+    each with its two-sided sign-test p (ties left out: they favour neither)."""
+    if FOCUS_TUNER not in table or not table[FOCUS_TUNER]:
+        return []
+    lines = [
+        "",
+        f"Head to head: {FOCUS_TUNER} against each tuner over the same ranked blocks; sign "
+        "test = two-sided exact binomial p of the wins against the losses, ties left out.",
+        "",
+        "| against | wins | losses | ties | sign test p |",
+        "|---|---|---|---|---|",
+    ]
+    for peer in order:
+        if peer == FOCUS_TUNER:
+            continue
+        wins, losses, ties = pairwise_counts(table, FOCUS_TUNER, peer)
+        lines.append(f"| {peer} | {wins} | {losses} | {ties} | {sign_test_text(wins, losses)} |")
     return lines
 
 

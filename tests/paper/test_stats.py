@@ -123,3 +123,18 @@ def test_the_evaluation_report_splits_by_fidelity_and_carries_the_statistics() -
     assert "Nemenyi critical difference at α = 0.05" in text
     assert "| a | 0.15 s [0.1 – 0.2] (4) |" in text  # the whole group's 4 sessions at d=10
     assert "| a | 0.15 s [0.1 – 0.2] (2) |" in text  # a fidelity side's 2
+
+
+def test_the_report_gives_the_default_tuners_head_to_head_with_its_sign_test() -> None:
+    from paper.bench_score import pairwise_counts
+
+    table = {"classytune": [1.0, 1.0, 2.0, 1.5], "smac": [2.0, 2.0, 1.0, 1.5]}
+    assert pairwise_counts(table, "classytune", "smac") == (2, 1, 1)
+    jobs = [(t, "synthetic10", k, 10) for t in ("classytune", "smac") for k in range(10)]
+    rows = [
+        _row(t, s, k, (0.9 if k < 8 else 0.1) if t == "classytune" else 0.5) for t, s, k, _ in jobs
+    ]
+    for r in rows:
+        del r["norm"]
+    text = report_sections(grouped_summaries(rows, jobs), "python -m paper.bench")
+    assert "| smac | 8 | 2 | 0 | 0.109 |" in text
