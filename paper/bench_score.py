@@ -10,6 +10,13 @@ under each default rule). A problem whose default-to-optimum gap is within
 :data:`NOISE_FACTOR` × its noise is not scored (its ranking would rank noise); one whose noise
 is not measured is scored and flagged; and where the default rules give different defaults,
 the report also shows the scores against each rule's default.
+
+Each ranked group also carries its statistics (:mod:`paper.stats`): the Friedman test over its
+(system, seed) blocks, Nemenyi's critical difference (the diagram is drawn by
+:func:`paper.bench.draw_cd_figures`), the default tuner's head-to-head counts with a sign test,
+and every tuner's computation time per dimension as median [range]. On the evaluation suite a
+group is also split into faithful (held-out Kendall τ ≥ :data:`FAITHFUL_TAU`) and low-fidelity
+surrogates, the τ read from the fidelity table of systems/dataset/README.md.
 """
 
 from __future__ import annotations
