@@ -62,7 +62,8 @@ def test_the_committed_evaluation_cache_pairs_every_problem(tmp_path: Path, caps
          "--budget", "100", "--out", str(out)]
     )  # fmt: skip
     assert code == 0
-    groups = bench_pairs.scores_by_group(json.loads(EVAL_CACHE.read_text()).values(), 100)
+    cache = json.loads(EVAL_CACHE.read_text())
+    groups = bench_pairs.scores_by_group(bench_pairs.rows_of_one_run(cache), 100)
     assert sorted(groups, key=bench_pairs._noise_level) == ["no noise", "noise5", "noise15"]
     for scores in groups.values():
         # 8 surrogates x 10 seeds, every one finished by both
@@ -139,3 +140,11 @@ def test_head_to_head_counts_carry_their_sign_test() -> None:
     text = bench_pairs.report({"no noise": scores}, "a", ["b"])
     assert "| b | 8 | 2 | 1 | 0.109 |" in text  # the tie is left out of the test
     assert "ties are left out" in text
+
+
+def test_a_job_cached_under_two_code_digests_counts_with_its_first_session() -> None:
+    old = {f"a|s1|{seed}|100|old": _row("a", "s1", seed, 0.5) for seed in range(3)}
+    new = {"a|s1|0|100|new": _row("a", "s1", 0, 0.9)}
+    rows = bench_pairs.rows_of_one_run({**old, **new})
+    assert len(rows) == 3 and all(r["best"] != 0.9 for r in rows)
+    bench_pairs.scores_by_group(rows)  # no job twice
