@@ -251,10 +251,22 @@ def test_an_interrupt_after_a_test_is_stored_counts_it(compose_cfg: object) -> N
 
 
 # -- SIGHUP ----------------------------------------------------------------------------------
+def _hang_up_as_a_terminal_would() -> None:
+    """The harness as a shell starts it without nohup: SIGHUP at its default. The test run
+    itself may be under nohup (CI in the background), and a child inherits an ignored signal."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def test_sighup_is_an_interruption_with_exit_129(tmp_path: Path) -> None:
     results = tmp_path / "results"
     session = results / "sessions" / "hup"
-    proc = start_harness(results, *SLOW_SYNTHETIC, "budget=300", "session.name=hup")
+    proc = start_harness(
+        results,
+        *SLOW_SYNTHETIC,
+        "budget=300",
+        "session.name=hup",
+        preexec_fn=_hang_up_as_a_terminal_would,
+    )
     wait_for(lambda: stored_lines(session) >= 3, what="three tests")
     proc.send_signal(signal.SIGHUP)
     out, err = proc.communicate(timeout=60)
@@ -276,6 +288,7 @@ def test_sighup_stops_the_running_tests_worker(tmp_path: Path) -> None:
         "workload.duration_s=60",
         "budget=3",
         f"session.name={name}",
+        preexec_fn=_hang_up_as_a_terminal_would,
     )
     try:
         wait_for(
