@@ -398,7 +398,9 @@ def main(argv: list[str] | None = None) -> int:
             where = (r["tuner"], r["system"], r["error"])
             errors[where] = errors.get(where, 0) + 1
     rows = [r for r in rows if "error" not in r]
-    command = "python -m paper.bench " + shlex.join(argv if argv is not None else sys.argv[1:])
+    given = shlex.join(argv if argv is not None else sys.argv[1:])
+    # the report is committed: paths below the working folder are written relative to it
+    command = "python -m paper.bench " + given.replace(f"{Path.cwd()}{os.sep}", "")
     notes = (
         f"Tuners: {' '.join(tuners)}. Suite: {' '.join(suite)}. Seeds 0..{seeds - 1}, "
         f"budget {budget}. Sessions: {len(rows)}"

@@ -30,15 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MEASURING_MACHINE = ("/work/main", "/work/venv")
 #: Tracked files that still carry a run's absolute path, each with the writer that must change
 #: (outside this test's owners' reach when it was written). Remove an entry once it is clean.
-PENDING = {
-    "results/bench/eval/REPORT.md": "paper.bench records its --out resolved; write it relative",
-    "results/bench/eval/gpbo/REPORT.md": "paper.bench records its --out resolved (as above)",
-    "tests/data/spark_stderr_driver_memory.txt": "a captured stderr: rewrite its paths",
-    "tests/data/spark_stderr_task_cpus.txt": "a captured stderr: rewrite its paths",
-    "tests/data/cassandra/ycsb_run_status_stderr.txt": "a captured stderr: rewrite its paths",
-    "systems/sqlite/README.md": "names /work/venv/bin/python; say .venv/bin/python",
-    "tests/systems/sqlite/test_unit.py": "a captured traceback names /work/main/systems/...",
-}
+PENDING: dict[str, str] = {}
 
 
 def _prefixes() -> list[str]:

@@ -35,7 +35,7 @@ CORRUPT = (
 )
 # Captured stderr of a worker started on a missing database file (exit code 1).
 TRACEBACK = """Traceback (most recent call last):
-  File "/work/main/systems/sqlite/worker.py", line 103, in run
+  File "/opt/harness/systems/sqlite/worker.py", line 103, in run
     raise FileNotFoundError(f"database {path} does not exist (build it first)")
 FileNotFoundError: database missing.db does not exist (build it first)
 """
