@@ -145,9 +145,10 @@ def test_a_busy_process_beside_the_group_is_other_work_and_inside_it_is_not(grou
         return watch.since(start)["other_cpu"]
 
     beside, inside = other_share(in_group=False), other_share(in_group=True)
-    # one of the 2 cores busy for 3 s is half the machine: counted beside the group only
-    assert beside - inside > 0.25, (beside, inside)
-    assert inside < 0.2, inside
+    # The hog is counted beside the group only. Whatever else the machine runs (CI beside other
+    # jobs) counts in both samples, so only the difference is the hog's: up to half the machine
+    # (one of 2 cores for 3 s), less when the hog has to share its core.
+    assert beside - inside > 0.1, (beside, inside)
 
 
 @pytest.mark.integration
